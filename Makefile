@@ -1,0 +1,40 @@
+# blogarchive: `make demo` and `make test` on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_DB ?= demo.db
+DEMO_SITE_PORT ?= 8765
+PORT ?= 8001
+
+.PHONY: install demo test lint clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	# the venv's own pip (23.x) resolves trafilatura without lxml_html_clean
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+# Serve the bundled example blog on 127.0.0.1, crawl it into $(DEMO_DB), then browse it.
+demo: install
+	@rm -f $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
+	@$(BIN)/python -m http.server $(DEMO_SITE_PORT) --bind 127.0.0.1 --directory tests/site >/dev/null 2>&1 & \
+	  site=$$!; sleep 1; \
+	  $(BIN)/blogarchive crawl http://example-notes.test/ \
+	    --map-host example-notes.test=http://127.0.0.1:$(DEMO_SITE_PORT) \
+	    --delay 0 --concurrency 8 --db $(DEMO_DB); \
+	  status=$$?; kill $$site; exit $$status
+	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(DEMO_DB)) (Ctrl-C to stop)"
+	$(BIN)/blogarchive serve --db $(DEMO_DB) --port $(PORT)
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check crawler archive tests
+	$(BIN)/mypy crawler archive
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm

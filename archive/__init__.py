@@ -1,0 +1,33 @@
+"""blogarchive's archive: one SQLite file of blogs, their posts and crawl history.
+
+This package never imports Scrapy; the crawler imports it, never the reverse.
+"""
+
+from .db import ArchiveError, open_archive
+from .queries import find_sources, get_run, list_runs, list_sources, search_posts
+from .writes import (
+    ensure_source,
+    finish_run,
+    save_error,
+    save_page,
+    save_post,
+    start_run,
+    update_source,
+)
+
+__all__ = [
+    "ArchiveError",
+    "ensure_source",
+    "find_sources",
+    "finish_run",
+    "get_run",
+    "list_runs",
+    "list_sources",
+    "open_archive",
+    "save_error",
+    "save_page",
+    "save_post",
+    "search_posts",
+    "start_run",
+    "update_source",
+]

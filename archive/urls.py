@@ -1,0 +1,70 @@
+"""URL identity: one post, one URL, whatever form a link used."""
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+from w3lib.url import canonicalize_url, url_query_cleaner
+
+TRACKING_PARAMS = (
+    "utm_source",
+    "utm_medium",
+    "utm_campaign",
+    "utm_term",
+    "utm_content",
+    "utm_id",
+    "fbclid",
+    "gclid",
+    "mc_cid",
+    "mc_eid",
+)
+DEFAULT_PORTS = {"http": 80, "https": 443}
+INDEX_FILE = re.compile(r"/index\.(html?|php)$")
+
+
+def normalize_url(url: str) -> str:
+    """The canonical form of ``url`` used as a post's identity.
+
+    Lower-case scheme and host, no default port, no fragment, no tracking
+    parameters, sorted query, ``/index.html`` dropped, non-ASCII paths
+    percent-encoded as UTF-8, credentials removed.
+    """
+    url = url_query_cleaner(url, TRACKING_PARAMS, remove=True, keep_fragments=False)
+    url = canonicalize_url(url)
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.port and parts.port != DEFAULT_PORTS.get(parts.scheme):
+        host = f"{host}:{parts.port}"
+    path = INDEX_FILE.sub("/", parts.path) or "/"
+    return urlunsplit((parts.scheme, host, path, parts.query, ""))
+
+
+def host_of(url: str) -> str:
+    """``host[:port]`` of ``url``, lower-case, default port omitted."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.port and parts.port != DEFAULT_PORTS.get(parts.scheme):
+        host = f"{host}:{parts.port}"
+    return host
+
+
+def is_http_url(url: str) -> bool:
+    """True for an absolute http(s) URL with a host."""
+    parts = urlsplit(url)
+    return parts.scheme in DEFAULT_PORTS and bool(parts.hostname)
+
+
+def parse_host_map(pairs: list[str]) -> dict[str, str]:
+    """Read ``HOST=BASE`` pairs (HOST may carry a port; BASE is an http(s) URL).
+
+    Raises:
+        ValueError: a pair that is not of that form.
+    """
+    mapping = {}
+    for pair in pairs:
+        host, sep, base = pair.partition("=")
+        host = host.strip().lower()
+        parts = urlsplit(base.strip())
+        if not sep or not host or "/" in host or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"--map-host wants HOST=BASE, as in example.com=http://127.0.0.1:8000, not {pair!r}")
+        mapping[host] = base.strip().rstrip("/")
+    return mapping

@@ -1,0 +1,177 @@
+"""Idempotent writes: sources, runs, posts, pages and errors.
+
+Posts are keyed on their canonical URL (and, within a source, on the feed's
+guid), so crawling a blog twice never duplicates a post.
+"""
+
+import hashlib
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlite_utils import Database
+
+from .db import utcnow
+from .urls import is_http_url, normalize_url
+
+POST_FIELDS = (
+    "guid",
+    "title",
+    "author",
+    "published",
+    "updated",
+    "summary",
+    "text",
+    "markdown",
+    "lang",
+    "tags",
+    "word_count",
+)
+
+
+def scope_of(url: str) -> str:
+    """The URL prefix a blog lives under: its folder, ending in ``/``."""
+    parts = urlsplit(normalize_url(url))
+    path = parts.path
+    if not path.endswith("/"):
+        last = path.rsplit("/", 1)[-1]
+        path = path.rsplit("/", 1)[0] + "/" if "." in last else path + "/"
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def default_name(url: str) -> str:
+    """A source's default name: host and path, without scheme or slashes at the end."""
+    parts = urlsplit(scope_of(url))
+    return (parts.netloc + parts.path).rstrip("/")
+
+
+def ensure_source(db: Database, url: str, *, name: str | None = None) -> dict[str, Any]:
+    """Return the source for ``url``, adding it when new.
+
+    Raises:
+        ValueError: ``url`` is not an absolute http(s) URL, or ``name`` is
+            taken by another source.
+    """
+    if not is_http_url(url):
+        raise ValueError(f"not an http(s) URL: {url!r}")
+    url = normalize_url(url)
+    existing = list(db.query("select * from sources where url = ?", [url]))
+    if existing:
+        return existing[0]
+    name = name or default_name(url)
+    if list(db.query("select id from sources where name = ?", [name])):
+        raise ValueError(f"a source named {name!r} already exists")
+    with db.atomic():
+        db["sources"].insert(
+            {
+                "name": name,
+                "url": url,
+                "scope": scope_of(url),
+                "enabled": 1,
+                "feeds": "[]",
+                "sitemaps": "[]",
+                "added_at": utcnow(),
+            }
+        )
+    return next(db.query("select * from sources where url = ?", [url]))
+
+
+def update_source(db: Database, source_id: int, **fields: Any) -> None:
+    """Set columns of a source; lists are stored as JSON."""
+    values = {k: json.dumps(v) if isinstance(v, list) else v for k, v in fields.items()}
+    with db.atomic():
+        db["sources"].update(source_id, values)
+
+
+def start_run(db: Database, source_ids: list[int]) -> int:
+    """Record the start of a crawl run and return its id."""
+    with db.atomic():
+        table = db["crawl_runs"].insert(
+            {"started_at": utcnow(), "status": "running", "sources": json.dumps(source_ids)}
+        )
+    return int(table.last_pk)
+
+
+def finish_run(db: Database, run_id: int, *, status: str, seconds: float, pages: int) -> None:
+    """Close a run with its status and totals (post counts are kept as posts are saved)."""
+    with db.atomic():
+        errors = db.execute(
+            "select count(*) from crawl_errors where run_id = ?", [run_id]
+        ).fetchone()[0]
+        db["crawl_runs"].update(
+            run_id,
+            {
+                "finished_at": utcnow(),
+                "status": status,
+                "seconds": round(seconds, 3),
+                "pages": pages,
+                "errors": errors,
+            },
+        )
+
+
+def content_hash(post: dict[str, Any]) -> str:
+    """Hash of what a reader sees: title and body text."""
+    data = json.dumps([post.get("title"), post.get("text")], ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
+    """Insert or update one post; return ``new``, ``updated`` or ``unchanged``."""
+    url = normalize_url(post["url"])
+    row = {k: post.get(k) for k in POST_FIELDS}
+    row["tags"] = json.dumps(row["tags"] or [], ensure_ascii=False)
+    row["content_hash"] = content_hash(post)
+    now = utcnow()
+    with db.atomic():
+        existing = _find_post(db, url, post["source_id"], post.get("guid"))
+        if existing is None:
+            db["posts"].insert(
+                {**row, "url": url, "source_id": post["source_id"], "first_seen": now, "last_seen": now}
+            )
+            outcome = "new"
+        else:
+            changed = any(existing[k] != row[k] for k in row if row[k] is not None)
+            update = {k: v for k, v in row.items() if v is not None}
+            db["posts"].update(existing["id"], {**update, "last_seen": now})
+            outcome = "updated" if changed else "unchanged"
+        db.execute(
+            f"update crawl_runs set posts_{outcome} = posts_{outcome} + 1 where id = ?",
+            [run_id],
+        )
+    return outcome
+
+
+def _find_post(db: Database, url: str, source_id: int, guid: str | None) -> dict[str, Any] | None:
+    rows = list(db.query("select * from posts where url = ?", [url]))
+    if not rows and guid:
+        rows = list(
+            db.query("select * from posts where source_id = ? and guid = ?", [source_id, guid])
+        )
+    return rows[0] if rows else None
+
+
+def save_page(db: Database, page: dict[str, Any], *, run_id: int) -> None:
+    """Record what the classifier decided about one fetched page."""
+    with db.atomic():
+        db["pages"].upsert(
+            {**page, "url": normalize_url(page["url"]), "last_run_id": run_id, "fetched_at": utcnow()},
+            pk="url",
+        )
+
+
+def save_error(
+    db: Database, *, run_id: int, source_id: int | None, url: str | None, kind: str, message: str
+) -> None:
+    """Record one failure of a run."""
+    with db.atomic():
+        db["crawl_errors"].insert(
+            {
+                "run_id": run_id,
+                "source_id": source_id,
+                "url": url,
+                "kind": kind,
+                "message": message,
+                "at": utcnow(),
+            }
+        )

@@ -1,0 +1,1 @@
+"""blogarchive's crawler: Scrapy spiders, extraction and the pipeline into the archive."""

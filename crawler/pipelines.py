@@ -1,0 +1,126 @@
+"""Item pipelines: validate, then store in the archive through ``archive.writes``.
+
+The store pipeline owns the run: it records it in ``crawl_runs`` when the
+spider opens and closes it with totals and the sources' status at the end.
+"""
+
+import json
+import logging
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.exceptions import CloseSpider, DropItem
+
+from archive import (
+    ArchiveError,
+    finish_run,
+    open_archive,
+    save_error,
+    save_page,
+    save_post,
+    start_run,
+    update_source,
+)
+from archive.db import utcnow
+
+from .items import BlogPost, CrawlError, PageRecord, SourceUpdate
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from sqlite_utils import Database
+
+logger = logging.getLogger(__name__)
+
+
+class ValidatePipeline:
+    """Drop posts that cannot be stored: no URL, or no text at all."""
+
+    def process_item(self, item: Any) -> Any:
+        if isinstance(item, BlogPost):
+            if not item.url or not item.source_id:
+                raise DropItem(f"post without URL or source: {item.url}")
+            if not (item.text or "").strip():
+                raise DropItem(f"post without text: {item.url}")
+        return item
+
+
+class ArchivePipeline:
+    """Save every item in the archive and keep the run's totals."""
+
+    def __init__(self, path: str, crawler: "Crawler"):
+        self.path = path
+        self.crawler = crawler
+        self.db: Database | None = None
+        self.run_id = 0
+        self.started = 0.0
+        self.errors: Counter[int] = Counter()
+        self.sources: set[int] = set()
+        self.failed: set[int] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: "Crawler") -> "ArchivePipeline":
+        pipeline = cls(crawler.settings.get("ARCHIVE_PATH"), crawler)
+        # The run is closed on spider_closed, which carries the finish reason.
+        crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
+        return pipeline
+
+    def open_spider(self) -> None:
+        try:
+            self.db = open_archive(self.path)
+        except ArchiveError as e:
+            raise CloseSpider(str(e)) from e
+        self.run_id = start_run(self.db, [])
+        self.started = time.monotonic()
+        self.crawler.stats.set_value("archive/run_id", self.run_id)
+
+    def process_item(self, item: Any) -> Any:
+        assert self.db is not None
+        stats = self.crawler.stats
+        if isinstance(item, BlogPost):
+            outcome = save_post(self.db, ItemAdapter(item).asdict(), run_id=self.run_id)
+            stats.inc_value(f"archive/posts_{outcome}")
+        elif isinstance(item, PageRecord):
+            save_page(self.db, ItemAdapter(item).asdict(), run_id=self.run_id)
+            stats.inc_value(f"archive/pages_{item.kind}")
+        elif isinstance(item, CrawlError):
+            save_error(self.db, run_id=self.run_id, **ItemAdapter(item).asdict())
+            stats.inc_value("archive/errors")
+            if item.source_id:
+                self.errors[item.source_id] += 1
+                if item.kind == "seed":
+                    self.failed.add(item.source_id)
+        elif isinstance(item, SourceUpdate):
+            fields = {k: v for k, v in ItemAdapter(item).asdict().items() if v is not None and k != "source_id"}
+            if fields:
+                update_source(self.db, item.source_id, **fields)
+        source_id = getattr(item, "source_id", None)
+        if source_id:
+            self.sources.add(source_id)
+        return item
+
+    def spider_closed(self, reason: str) -> None:
+        if self.db is None:
+            return
+        status = {"finished": "finished", "shutdown": "interrupted"}.get(reason, reason)
+        now = utcnow()
+        for source_id in self.sources:
+            if source_id in self.failed:
+                source_status = "failed"
+            elif self.errors[source_id]:
+                source_status = f"ok, {self.errors[source_id]} errors"
+            else:
+                source_status = "ok"
+            update_source(self.db, source_id, last_crawl_at=now, last_status=source_status)
+        self.db["crawl_runs"].update(self.run_id, {"sources": json.dumps(sorted(self.sources))})
+        finish_run(
+            self.db,
+            self.run_id,
+            status=status,
+            seconds=time.monotonic() - self.started,
+            pages=self.crawler.stats.get_value("response_received_count", 0),
+        )
+        self.db.close()
+        self.db = None

@@ -1,0 +1,58 @@
+"""Scrapy settings for blogarchive, and its own ``ARCHIVE_*`` settings.
+
+The only crawl code that reads the environment. Command-line ``-s`` options
+and ``blogarchive crawl`` options override what is here.
+"""
+
+import os
+
+BOT_NAME = "blogarchive"
+SPIDER_MODULES = ["crawler.spiders"]
+NEWSPIDER_MODULE = "crawler.spiders"
+
+# -- blogarchive ------------------------------------------------------------
+# The SQLite archive the crawl writes to.
+ARCHIVE_PATH = os.environ.get("BLOGARCHIVE_DB", "archive.db")
+# {"host[:port]": "http://base"}: fetch that host's URLs from another server.
+ARCHIVE_MAP_HOSTS: dict[str, str] = {}
+# Pages fetched at most per source and run (feeds, sitemaps and pages).
+ARCHIVE_MAX_PAGES = 10_000
+# A URL shape holding less than this share of the feed's entries, beside the
+# shape holding most of them, is a site section (projects, pages), not posts.
+ARCHIVE_SECTION_MIN_SHARE = 0.2
+# Seconds between progress lines while crawling (0: none).
+ARCHIVE_PROGRESS_INTERVAL = 5.0
+
+# -- politeness: real sites ------------------------------------------------------
+USER_AGENT = "blogarchive/0.1 (+https://pypi.org/project/blogarchive/)"
+ROBOTSTXT_OBEY = True
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 2
+DOWNLOAD_DELAY = 1.0
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 1.0
+AUTOTHROTTLE_MAX_DELAY = 30.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
+DOWNLOAD_TIMEOUT = 30
+DOWNLOAD_MAXSIZE = 20 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 5 * 1024 * 1024
+RETRY_TIMES = 2
+
+# Only http and https: no file:, data:, ftp: or s3: fetches from crawled content.
+DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
+
+DOWNLOADER_MIDDLEWARES = {
+    # closest to the downloader, so every other middleware sees original URLs
+    "crawler.middlewares.MapHostsMiddleware": 990,
+}
+ITEM_PIPELINES = {
+    "crawler.pipelines.ValidatePipeline": 100,
+    "crawler.pipelines.ArchivePipeline": 300,
+}
+EXTENSIONS = {
+    "crawler.extensions.Progress": 500,
+    "scrapy.extensions.telnet.TelnetConsole": None,
+}
+
+LOG_LEVEL = "INFO"
+FEED_EXPORT_ENCODING = "utf-8"

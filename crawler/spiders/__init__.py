@@ -1,0 +1,1 @@
+"""Spiders: discovery only; extraction lives in crawler.extract."""

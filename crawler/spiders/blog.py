@@ -1,0 +1,325 @@
+"""The ``blog`` spider: finds every post of a blog through its feeds, sitemaps and pages.
+
+One source is one blog: a home page (its folder is the scope), a feed or a
+sitemap. Feeds and sitemaps are read first; pages wait until they are, so
+that every page is judged knowing which URLs the feeds list.
+"""
+
+import gzip
+import io
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from parsel import Selector
+from protego import Protego
+from scrapy import Request, Spider
+from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
+from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.sitemap import Sitemap
+from twisted.python.failure import Failure
+
+from archive import ensure_source, find_sources, open_archive
+from archive.urls import host_of, is_http_url, normalize_url
+
+from ..extract import extract_post
+from ..feeds import FeedError, looks_like_feed, parse_feed
+from ..items import CrawlError, PageRecord, SourceUpdate
+from ..pages import SectionStats, decide, in_scope, read_evidence, url_shape
+
+FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
+COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml")
+DISCOVERY_PRIORITY = 100
+MAX_SITEMAP_BYTES = 50 * 1024 * 1024
+LINKS = LinkExtractor(
+    tags=("a", "area"),
+    attrs=("href",),
+    deny_extensions=[*IGNORED_EXTENSIONS, "xml", "json", "txt", "rss", "atom", "gz"],
+    canonicalize=False,
+)
+
+
+@dataclass
+class SourceState:
+    """What the spider knows about one blog during a run."""
+
+    id: int
+    url: str
+    scope: str
+    origin: str  # scheme://host of the scope
+    aliases: set[str]  # hosts that serve the same blog
+    max_pages: int
+    sections: SectionStats
+    pending: int = 0  # feeds, robots.txt and sitemaps not yet read
+    held: list[Request] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    feeds: list[str] = field(default_factory=list)
+    sitemaps: list[str] = field(default_factory=list)
+    budget_noted: bool = False
+
+    def own(self, url: str) -> str | None:
+        """``url`` normalised, on the blog's own host when it is an alias; None if not http."""
+        if not is_http_url(url):
+            return None
+        parts = urlsplit(url)
+        if host_of(url) in self.aliases:
+            url = self.origin + url[len(f"{parts.scheme}://{parts.netloc}") :]
+        return normalize_url(url)
+
+
+class BlogSpider(Spider):
+    name = "blog"
+
+    def __init__(self, url: str | None = None, max_pages: str | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.seed_urls = url.split() if url else []
+        self.max_pages_arg = int(max_pages) if max_pages else None
+
+    async def start(self) -> AsyncIterator[Request]:
+        settings = self.crawler.settings
+        db = open_archive(settings.get("ARCHIVE_PATH"))
+        try:
+            sources = [ensure_source(db, u) for u in self.seed_urls] if self.seed_urls else find_sources(db)
+        finally:
+            db.close()
+        if not sources:
+            self.logger.warning("no sources to crawl: give a URL or add sources first")
+        for source in sources:
+            state = self._state_for(source)
+            yield Request(
+                source["url"],
+                callback=self.parse_seed,
+                errback=self.on_error,
+                cb_kwargs={"state": state},
+                priority=DISCOVERY_PRIORITY,
+                meta={"source_id": state.id, "seed": True},
+            )
+
+    def _state_for(self, source: dict[str, Any]) -> SourceState:
+        settings = self.crawler.settings
+        host_map = {k.lower(): v for k, v in settings.getdict("ARCHIVE_MAP_HOSTS").items()}
+        host = host_of(source["scope"])
+        aliases = {host, host[4:] if host.startswith("www.") else f"www.{host}"}
+        if host in host_map:
+            aliases |= {h for h, base in host_map.items() if base == host_map[host]}
+        parts = urlsplit(source["scope"])
+        state = SourceState(
+            id=source["id"],
+            url=source["url"],
+            scope=source["scope"],
+            origin=f"{parts.scheme}://{parts.netloc}",
+            aliases=aliases,
+            max_pages=self.max_pages_arg or settings.getint("ARCHIVE_MAX_PAGES"),
+            sections=SectionStats(min_share=settings.getfloat("ARCHIVE_SECTION_MIN_SHARE")),
+        )
+        state.seen.add(source["url"])
+        return state
+
+    # -- requests ---------------------------------------------------------
+
+    def _discovery(self, state: SourceState, url: str, callback: Any, *, probe: bool = False) -> Request:
+        state.pending += 1
+        return Request(
+            url,
+            callback=callback,
+            errback=self.on_error,
+            cb_kwargs={"state": state},
+            priority=DISCOVERY_PRIORITY,
+            meta={"source_id": state.id, "discovery": True, "probe": probe},
+        )
+
+    def _page(self, state: SourceState, url: str) -> Iterator[Any]:
+        """A request for an in-scope page, held while feeds are still being read."""
+        if url in state.seen:
+            return
+        if len(state.seen) >= state.max_pages:
+            if not state.budget_noted:
+                state.budget_noted = True
+                yield CrawlError(state.id, url, "budget", f"page budget of {state.max_pages} reached; the rest of the blog was not fetched")
+            return
+        state.seen.add(url)
+        request = Request(
+            url,
+            callback=self.parse_page,
+            errback=self.on_error,
+            cb_kwargs={"state": state},
+            meta={"source_id": state.id},
+        )
+        if state.pending:
+            state.held.append(request)
+        else:
+            yield request
+
+    def _discovery_done(self, state: SourceState) -> Iterator[Request]:
+        state.pending -= 1
+        if state.pending == 0:
+            held, state.held = state.held, []
+            yield from held
+
+    # -- callbacks --------------------------------------------------------
+
+    def parse_seed(self, response: Response, state: SourceState) -> Iterator[Any]:
+        # The user typed the seed: where it redirects to is the same blog.
+        state.aliases.add(host_of(response.url))
+        body = response.body
+        if looks_like_feed(body, _content_type(response)):
+            yield SourceUpdate(state.id, kind="feed", feeds=[state.url])
+            state.pending += 1
+            yield from self.parse_feed(response, state)
+        elif b"<urlset" in body[:2048] or b"<sitemapindex" in body[:2048] or body[:2] == b"\x1f\x8b":
+            yield SourceUpdate(state.id, kind="sitemap", sitemaps=[state.url])
+            state.pending += 1
+            yield from self.parse_sitemap(response, state)
+        elif isinstance(response, TextResponse):
+            yield from self._discover_from_home(response, state)
+            yield from self.parse_page(response, state)
+        else:
+            yield CrawlError(state.id, response.url, "seed", "neither an HTML page, a feed nor a sitemap")
+
+    def _discover_from_home(self, response: TextResponse, state: SourceState) -> Iterator[Any]:
+        declared = [
+            response.urljoin(href)
+            for link in response.xpath('//link[@rel="alternate"][@href]')
+            if (link.attrib.get("type") or "").lower() in FEED_TYPES
+            for href in [link.attrib["href"]]
+        ]
+        feeds = list(dict.fromkeys(u for u in (state.own(x) or "" for x in declared) if u))
+        state.feeds = feeds
+        yield SourceUpdate(state.id, kind="home", feeds=feeds)
+        for feed in feeds:
+            yield self._discovery(state, feed, self.parse_feed)
+        if not feeds:
+            for path in COMMON_FEED_PATHS:
+                yield self._discovery(state, urljoin(state.scope, path), self.parse_feed, probe=True)
+        yield self._discovery(state, urljoin(state.origin, "/robots.txt"), self.parse_robots, probe=True)
+
+    def parse_robots(self, response: Response, state: SourceState) -> Iterator[Any]:
+        text = response.body.decode("utf-8", "replace")
+        sitemaps = [u for u in (state.own(s) for s in Protego.parse(text).sitemaps) if u]
+        for url in sitemaps or [urljoin(state.scope, "sitemap.xml")]:
+            yield self._discovery(state, url, self.parse_sitemap, probe=not sitemaps)
+        yield from self._discovery_done(state)
+
+    def parse_feed(self, response: Response, state: SourceState) -> Iterator[Any]:
+        try:
+            feed = parse_feed(response.body, response.url)
+        except FeedError as e:
+            if not response.meta.get("probe"):
+                yield CrawlError(state.id, response.url, "feed", str(e))
+            yield from self._discovery_done(state)
+            return
+        feed_url = state.own(response.url)
+        if feed_url and feed_url not in state.feeds:
+            state.feeds.append(feed_url)
+            yield SourceUpdate(state.id, feeds=state.feeds)
+        for entry in feed["entries"]:
+            url = state.own(entry["url"])
+            if url and in_scope(url, state.scope) and url not in state.entries:
+                state.entries[url] = entry
+                state.sections.add(url_shape(url, state.scope))
+                yield from self._page(state, url)
+        for link in feed["next"]:
+            url = state.own(urljoin(response.url, link))
+            if url and url not in state.seen:
+                state.seen.add(url)
+                yield self._discovery(state, url, self.parse_feed)
+        yield from self._discovery_done(state)
+
+    def parse_sitemap(self, response: Response, state: SourceState) -> Iterator[Any]:
+        body = response.body
+        if body[:2] == b"\x1f\x8b":
+            with gzip.GzipFile(fileobj=io.BytesIO(body)) as f:
+                body = f.read(MAX_SITEMAP_BYTES)
+        try:
+            sitemap = Sitemap(body)
+        except Exception as e:  # lxml raises several kinds on garbage
+            if not response.meta.get("probe"):
+                yield CrawlError(state.id, response.url, "sitemap", f"not a readable sitemap: {e}")
+            yield from self._discovery_done(state)
+            return
+        own = state.own(response.url)
+        if own and own not in state.sitemaps:
+            state.sitemaps.append(own)
+            yield SourceUpdate(state.id, sitemaps=state.sitemaps)
+        for entry in sitemap:
+            url = state.own(entry.get("loc", ""))
+            if not url:
+                continue
+            if sitemap.type == "sitemapindex":
+                if url not in state.seen:
+                    state.seen.add(url)
+                    yield self._discovery(state, url, self.parse_sitemap)
+            elif in_scope(url, state.scope):
+                yield from self._page(state, url)
+        yield from self._discovery_done(state)
+
+    def parse_page(self, response: Response, state: SourceState) -> Iterator[Any]:
+        if not isinstance(response, HtmlResponse):
+            return
+        url = state.own(response.url) or response.url
+        state.seen.add(url)
+        for link in LINKS.extract_links(response):
+            target = state.own(link.url)
+            if target and in_scope(target, state.scope):
+                yield from self._page(state, target)
+        sel = Selector(text=response.text)
+        evidence = read_evidence(sel)
+        canonical = state.own(urljoin(response.url, evidence.canonical)) if evidence.canonical else None
+        if canonical and canonical != url and in_scope(canonical, state.scope):
+            state.seen.add(canonical)
+            url = canonical
+        entry = state.entries.get(url)
+        kind, reason = decide(
+            url,
+            state.scope,
+            evidence,
+            in_feed=entry is not None,
+            dated_text=bool(evidence.published),
+            sections=state.sections,
+        )
+        if kind == "alias" and evidence.refresh:
+            target = state.own(urljoin(response.url, evidence.refresh))
+            if target and in_scope(target, state.scope):
+                yield from self._page(state, target)
+        yield PageRecord(url, state.id, kind, reason)
+        if kind != "post":
+            return
+        post = extract_post(url, response.text, feed_entry=entry)
+        if post is None:
+            yield CrawlError(state.id, url, "extract", "judged a post, but no article text was found")
+            return
+        post.source_id = state.id
+        yield post
+
+    def on_error(self, failure: Failure) -> Iterator[Any]:
+        request = failure.request
+        state: SourceState = request.cb_kwargs["state"]
+        if failure.check(HttpError):
+            status = failure.value.response.status
+            kind, message = "http", f"HTTP {status}"
+            if request.meta.get("probe") and status in (404, 410):
+                kind = ""
+        else:
+            kind, message = _error_kind(failure), failure.getErrorMessage()
+        if kind == "robots" and not request.meta.get("discovery"):
+            kind = ""  # a page robots.txt forbids is skipped by policy, not failed
+        if request.meta.get("seed"):
+            kind, message = "seed", f"the source's own URL failed: {message}"
+        if kind:
+            yield CrawlError(state.id, request.url, kind, message)
+        if request.meta.get("discovery"):
+            yield from self._discovery_done(state)
+
+
+def _content_type(response: Response) -> str:
+    return (response.headers.get("Content-Type") or b"").decode("latin-1").lower()
+
+
+def _error_kind(failure: Failure) -> str:
+    name = type(failure.value).__name__
+    if name == "IgnoreRequest":
+        return "robots"
+    return "network" if "Error" in name or "Timeout" in name else name.lower()

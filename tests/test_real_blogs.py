@@ -1,0 +1,74 @@
+"""The three real blogs in ../shared: every post archived, nothing else, as the authors wrote it.
+
+Each blog is served from its ``site/`` folder on 127.0.0.1 and crawled from its
+original home URL, with every host its links use mapped to the local server.
+"""
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import StaticServer, crawl_args, run_cli
+from truth import (
+    REAL_BLOGS,
+    archived_day,
+    blog_info,
+    blog_names,
+    norm_title,
+    truth_day,
+    truth_posts,
+    unescape_yaml,
+    url_path,
+)
+
+pytestmark = pytest.mark.skipif(not REAL_BLOGS.is_dir(), reason=f"no real blogs at {REAL_BLOGS}")
+
+
+@pytest.fixture(scope="module", params=blog_names() if REAL_BLOGS.is_dir() else [])
+def crawled(request, tmp_path_factory) -> tuple[str, dict[str, dict]]:
+    name = request.param
+    info = blog_info(name)
+    db = tmp_path_factory.mktemp(name) / "archive.db"
+    with StaticServer(REAL_BLOGS / name / "site") as server:
+        run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}))
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    posts = {url_path(r["url"]): dict(r) for r in conn.execute("select * from posts")}
+    conn.close()
+    return name, posts
+
+
+def test_recall_and_precision_are_one(crawled):
+    name, posts = crawled
+    truth = truth_posts(name)
+    assert sorted(set(truth) - set(posts)) == [], "posts not archived"
+    assert sorted(set(posts) - set(truth)) == [], "pages archived as posts"
+
+
+def test_titles_are_the_authors(crawled):
+    name, posts = crawled
+    wrong = {
+        path: (row["title"], posts[path]["title"])
+        for path, row in truth_posts(name).items()
+        if norm_title(unescape_yaml(row["title"])) != norm_title(posts[path]["title"])
+    }
+    assert wrong == {}
+
+
+def test_publish_dates_are_the_authors(crawled):
+    name, posts = crawled
+    wrong = {}
+    for path, row in truth_posts(name).items():
+        day = truth_day(name, row)
+        if day and day != archived_day(posts[path]["published"]):
+            wrong[path] = (day, posts[path]["published"])
+    assert wrong == {}
+
+
+def test_posts_are_in_one_source_with_text(crawled):
+    name, posts = crawled
+    assert len({p["source_id"] for p in posts.values()}) == 1
+    assert all(p["text"] and p["word_count"] > 20 for p in posts.values())
+    assert all(json.loads(p["tags"]) is not None for p in posts.values())
