@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= demo.db
-DEMO_SITE_PORT ?= 8765
 PORT ?= 8001
 
 .PHONY: install demo test lint clean
@@ -20,10 +19,11 @@ $(VENV)/.installed: pyproject.toml
 # Serve the bundled example blog on 127.0.0.1, crawl it into $(DEMO_DB), then browse it.
 demo: install
 	@rm -f $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
-	@$(BIN)/python -m http.server $(DEMO_SITE_PORT) --bind 127.0.0.1 --directory tests/site >/dev/null 2>&1 & \
+	@port=$$($(BIN)/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
+	  $(BIN)/python -m http.server $$port --bind 127.0.0.1 --directory tests/site >/dev/null 2>&1 & \
 	  site=$$!; sleep 1; \
 	  $(BIN)/blogarchive crawl http://example-notes.test/ \
-	    --map-host example-notes.test=http://127.0.0.1:$(DEMO_SITE_PORT) \
+	    --map-host example-notes.test=http://127.0.0.1:$$port \
 	    --delay 0 --concurrency 8 --db $(DEMO_DB); \
 	  status=$$?; kill $$site; exit $$status
 	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(DEMO_DB)) (Ctrl-C to stop)"

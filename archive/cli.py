@@ -221,11 +221,14 @@ def serve(host: str, port: int, db_path: str) -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(metadata, f)
     click.echo(f"Serving {db_path} at http://{host}:{port}/{name}", err=True)
+    from datasette.cli import cli as datasette_cli  # slow to import: only when serving
+
     try:
-        sys.exit(subprocess.call([
-            sys.executable, "-m", "datasette", "serve", db_path, "--metadata", f.name,
-            "--host", host, "--port", str(port), "--setting", "sql_time_limit_ms", "2000",
-        ]))
+        datasette_cli.main(
+            ["serve", db_path, "--metadata", f.name, "--host", host, "--port", str(port),
+             "--setting", "sql_time_limit_ms", "2000"],
+            prog_name="datasette",
+        )
     finally:
         os.unlink(f.name)
 

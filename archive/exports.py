@@ -2,7 +2,9 @@
 
 import csv
 import json
+import os
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from typing import Any, TextIO
 
@@ -10,9 +12,28 @@ from sqlite_utils import Database
 
 
 def dump_sql(db: Database, out: TextIO) -> None:
-    """Write a dump that ``sqlite3 new.db < dump.sql`` restores."""
-    for line in db.conn.iterdump():
-        out.write(line + "\n")
+    """Write a dump that ``sqlite3 new.db < dump.sql`` restores.
+
+    Python's ``iterdump`` cannot restore FTS5 tables, so the dump is taken of
+    a copy without them; they are created again at its end and rebuilt from
+    their content tables.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = sqlite3.connect(os.path.join(tmp, "copy.db"))
+        try:
+            db.conn.backup(copy)
+            virtual = copy.execute(
+                "select name, sql from sqlite_master where type = 'table' and sql like 'CREATE VIRTUAL TABLE%'"
+            ).fetchall()
+            for name, _ in virtual:
+                copy.execute(f"drop table [{name}]")
+            for line in copy.iterdump():
+                if line == "COMMIT;":
+                    for name, sql in virtual:
+                        out.write(f"{sql};\nINSERT INTO [{name}]([{name}]) VALUES('rebuild');\n")
+                out.write(line + "\n")
+        finally:
+            copy.close()
 
 
 def rows_for(db: Database, *, table: str | None = None, query: str | None = None) -> Iterator[dict[str, Any]]:

@@ -40,7 +40,7 @@ def parse_feed(body: bytes, url: str) -> dict[str, Any]:
     parsed = feedparser.parse(body, response_headers={"content-location": url})
     if parsed.bozo and not parsed.entries:
         raise FeedError(f"not a readable feed: {parsed.get('bozo_exception')}")
-    if not parsed.version and not parsed.entries:
+    if not parsed.get("version") and not parsed.entries:
         raise FeedError("not a feed")
     feed = parsed.feed
     return {
@@ -63,7 +63,8 @@ def _entry(entry: Any, base: str) -> dict[str, Any]:
         "title": entry.get("title"),
         "author": entry.get("author"),
         "published": parse_date(entry.get("published_parsed")) or parse_date(entry.get("published")),
-        "updated": parse_date(entry.get("updated_parsed")) or parse_date(entry.get("updated")),
+        # dict.get: feedparser's own get() maps a missing "updated" to "published"
+        "updated": parse_date(dict.get(entry, "updated_parsed")) or parse_date(dict.get(entry, "updated")),
         "tags": [t["term"].strip() for t in entry.get("tags", []) if (t.get("term") or "").strip()],
         "summary": entry.get("summary"),
         "content": content[0].get("value") if content else None,

@@ -1,6 +1,7 @@
 """End to end: the CLI crawls the example blog on 127.0.0.1 into a real archive."""
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -104,16 +105,17 @@ def test_sitemap_url_as_source_archives_its_posts(site_server, tmp_path):
     assert set(posts_by_path(db)) == {p["path"] for p in EXPECTED["posts"]}
 
 
-def test_scrapy_crawl_runs_the_same_crawl(site_server, tmp_path):
+def test_scrapy_crawl_runs_the_same_crawl_and_shows_progress(site_server, tmp_path):
     db = tmp_path / "scrapy.db"
     host_map = json.dumps({EXPECTED["host"]: site_server.base})
-    subprocess.run(
+    proc = subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "blog", "-a", f"url=http://{EXPECTED['host']}/",
-         "-s", f"ARCHIVE_PATH={db}", "-s", f"ARCHIVE_MAP_HOSTS={host_map}", "-s", "DOWNLOAD_DELAY=0",
-         "-s", "LOG_LEVEL=WARNING"],
-        cwd=ROOT, check=True, timeout=300,
+         "-s", f"ARCHIVE_PATH={db}", "-s", f"ARCHIVE_MAP_HOSTS={host_map}", "-s", "DOWNLOAD_DELAY=0.05",
+         "-s", "AUTOTHROTTLE_ENABLED=0", "-s", "ARCHIVE_PROGRESS_INTERVAL=0.2", "-s", "LOG_LEVEL=WARNING"],
+        cwd=ROOT, check=True, timeout=300, capture_output=True, text=True,
     )
     assert set(posts_by_path(db)) == {p["path"] for p in EXPECTED["posts"]}
+    assert re.search(r"progress: \d+ pages fetched, \d+ posts saved, \d+ errors", proc.stderr)
 
 
 def test_unreachable_blog_is_a_recorded_failure(tmp_path):

@@ -1,0 +1,79 @@
+"""Extraction, through `blogarchive extract` on saved pages, as a user runs it."""
+
+import json
+
+import pytest
+
+from conftest import EXPECTED, SITE, run_cli
+from truth import REAL_BLOGS
+
+
+def extract(*args: str) -> dict:
+    return json.loads(run_cli("extract", *args).stdout)
+
+
+@pytest.mark.parametrize("post", EXPECTED["posts"], ids=lambda p: p["path"])
+def test_example_posts(post):
+    got = extract(str(SITE / post["path"].strip("/") / "index.html"), "--url", f"http://{EXPECTED['host']}{post['path']}")
+    assert got["title"] == post["title"]
+    assert got["author"] == post["author"]
+    assert got["published"] == post["published"]
+    assert got["tags"] == post["tags"]
+    assert got["lang"] == post["lang"]
+
+
+def test_comments_are_not_in_the_text():
+    got = extract(str(SITE / "p/101/index.html"))
+    assert "plain Markdown file" in got["text"]
+    assert "Great post, thanks" not in got["text"]
+    assert "I disagree with the second point" not in got["markdown"]
+
+
+def test_site_name_is_not_in_the_title():
+    got = extract(str(SITE / "p/103/index.html"))
+    assert got["title"] == "Notes on SQLite WAL Mode"
+    assert "Example Notes" not in got["title"]
+
+
+@pytest.mark.skipif(not REAL_BLOGS.is_dir(), reason=f"no real blogs at {REAL_BLOGS}")
+def test_title_without_og_title_drops_the_site_name(tmp_path):
+    # The Jekyll page's <title> is "Migrate to Github Pages - Hacking Tube 2.0".
+    page = (REAL_BLOGS / "bruce30262-jekyll-en/site/Migrate-to-Github-Pages/index.html").read_text(encoding="utf-8")
+    stripped = tmp_path / "page.html"
+    stripped.write_text(page.replace('property="og:title"', 'property="x"').replace("<h1", "<h2"), encoding="utf-8")
+    assert extract(str(stripped))["title"] == "Migrate to Github Pages"
+
+
+def test_formats():
+    page = str(SITE / "p/106/index.html")
+    text = run_cli("extract", page, "--format", "text").stdout
+    assert "内存" in text and "---" not in text.splitlines()[0]
+    markdown = run_cli("extract", page, "--format", "markdown").stdout
+    assert markdown.startswith("---\ntitle: 记一次 Node.js 服务的内存泄漏排查\n")
+    lines = run_cli("extract", page, str(SITE / "p/107/index.html"), "--format", "ndjson").stdout.splitlines()
+    assert [json.loads(line)["lang"] for line in lines] == ["zh", "zh"]
+
+
+def test_gbk_page_is_decoded(tmp_path):
+    page = tmp_path / "gbk.html"
+    body = "<p>这是一篇关于内存管理的笔记，讲述了如何排查内存泄漏问题，以及垃圾回收的基本原理和常见的调优方法。</p>" * 6
+    page.write_bytes(
+        f'<html><head><meta charset="gbk"><title>内存笔记</title></head><body><article><h1>内存笔记</h1>{body}</article></body></html>'.encode("gbk")
+    )
+    got = extract(str(page))
+    assert got["title"] == "内存笔记"
+    assert "垃圾回收" in got["text"]
+
+
+def test_a_page_without_article_is_an_error(tmp_path):
+    empty = tmp_path / "empty.html"
+    empty.write_text("<html><body></body></html>")
+    proc = run_cli("extract", str(empty), check=False)
+    assert proc.returncode == 1
+    assert "no article text found" in proc.stderr
+
+
+def test_unreadable_file_is_a_clear_error(tmp_path):
+    proc = run_cli("extract", str(tmp_path / "missing.html"), check=False)
+    assert proc.returncode == 2
+    assert "does not exist" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,93 @@
+import pytest
+from parsel import Selector
+
+from crawler.pages import PageEvidence, SectionStats, decide, listing_reason, read_evidence, url_shape
+
+SCOPE = "https://blog.test/"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://blog.test/",
+        "https://blog.test/page/2/",
+        "https://blog.test/page3/",
+        "https://blog.test/?page=2",
+        "https://blog.test/t/sqlite/",
+        "https://blog.test/tags/sqlite/",
+        "https://blog.test/category/notes/",
+        "https://blog.test/archives/2024/07/",
+        "https://blog.test/author/ann/",
+        "https://blog.test/about/",
+        "https://blog.test/search/?q=x",
+    ],
+)
+def test_listing_and_site_page_urls(url):
+    assert listing_reason(url, SCOPE)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://blog.test/p/378", "https://blog.test/2024/07/30/hello/", "https://blog.test/?p=12", "https://blog.test/posts/about-time/"]
+)
+def test_post_urls_are_not_listings(url):
+    assert listing_reason(url, SCOPE) is None
+
+
+def test_blog_under_a_path_has_its_own_home():
+    assert listing_reason("https://example.com/blog/", "https://example.com/blog/") == "the blog's home page"
+    assert listing_reason("https://example.com/blog/my-post/", "https://example.com/blog/") is None
+
+
+def test_url_shapes_mask_dates():
+    assert url_shape("https://blog.test/2016/05/19/ci-cd/", SCOPE) == "9999/99/99/*"
+    assert url_shape("https://blog.test/2017/11/02/other/", SCOPE) == url_shape("https://blog.test/2016/05/19/ci-cd/", SCOPE)
+    assert url_shape("https://blog.test/posts/x/", SCOPE) == "posts/*"
+    assert url_shape("https://blog.test/archives/12.html", SCOPE) == "archives/*.html"
+
+
+def test_evidence():
+    sel = Selector(text="""<html lang="zh-CN"><head>
+      <meta property="og:type" content="article">
+      <meta property="article:published_time" content="2024-07-30T14:03:00+08:00">
+      <link rel="canonical" href="https://blog.test/p/1">
+      <script type="application/ld+json">{"@context": "https://schema.org", "@graph": [{"@type": "BlogPosting"}, {"@type": "Person"}]}</script>
+      </head><body><article>x</article></body></html>""")
+    ev = read_evidence(sel)
+    assert (ev.og_type, ev.published, ev.canonical, ev.articles, ev.lang) == (
+        "article", "2024-07-30T14:03:00+08:00", "https://blog.test/p/1", 1, "zh-CN")
+    assert ev.ld_types == ["BlogPosting", "Person"] and ev.ld_article
+
+
+def test_meta_refresh_is_an_alias():
+    ev = read_evidence(Selector(text='<meta http-equiv="refresh" content="0; url=https://blog.test/posts/new/">'))
+    assert decide("https://blog.test/old/", SCOPE, ev, in_feed=False, dated_text=False, sections=SectionStats()) == (
+        "alias", "meta refresh to https://blog.test/posts/new/")
+
+
+def test_decisions():
+    sections = SectionStats()
+    article = PageEvidence(og_type="article")
+    assert decide("https://blog.test/p/1", SCOPE, article, in_feed=False, dated_text=False, sections=sections)[0] == "post"
+    website = PageEvidence(og_type="website")
+    assert decide("https://blog.test/p/1", SCOPE, website, in_feed=True, dated_text=True, sections=sections) == (
+        "page", "og:type is website")
+    bare = PageEvidence()
+    assert decide("https://blog.test/p/1", SCOPE, bare, in_feed=False, dated_text=False, sections=sections)[0] == "page"
+    assert decide("https://blog.test/p/1", SCOPE, bare, in_feed=False, dated_text=True, sections=sections) == (
+        "post", "an article body with a publish date")
+    assert decide("https://blog.test/t/x/", SCOPE, article, in_feed=True, dated_text=True, sections=sections)[0] == "listing"
+
+
+def test_a_small_section_beside_the_posts_is_not_posts():
+    sections = SectionStats(min_share=0.2)
+    for i in range(20):
+        sections.add("posts/*")
+    sections.add("projects/*")
+    kind, reason = decide("https://blog.test/projects/x/", SCOPE, PageEvidence(og_type="article"),
+                          in_feed=True, dated_text=True, sections=sections)
+    assert kind == "page" and "projects/*" in reason
+    assert decide("https://blog.test/posts/y/", SCOPE, PageEvidence(og_type="article"),
+                  in_feed=True, dated_text=True, sections=sections)[0] == "post"
+    # A shape the feed never showed is judged on the page's own evidence.
+    assert decide("https://blog.test/2010/old/", SCOPE, PageEvidence(og_type="article"),
+                  in_feed=False, dated_text=True, sections=sections)[0] == "post"
