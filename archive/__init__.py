@@ -8,6 +8,7 @@ from .queries import find_sources, get_run, list_runs, list_sources, search_post
 from .writes import (
     ensure_source,
     finish_run,
+    save_alias,
     save_error,
     save_page,
     save_post,
@@ -24,6 +25,7 @@ __all__ = [
     "list_runs",
     "list_sources",
     "open_archive",
+    "save_alias",
     "save_error",
     "save_page",
     "save_post",

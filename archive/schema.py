@@ -123,6 +123,26 @@ def enable_posts_search(db: Database) -> None:
     db["posts"].enable_fts(["title", "text"], create_triggers=True, tokenize="trigram")
 
 
+@migrations()
+def add_post_provenance_and_aliases(db: Database) -> None:
+    db["posts"].add_column("categories", str, not_null_default="[]")
+    db["posts"].add_column("conflicts", str, not_null_default="[]")
+    # Every other URL that led to a post: redirects, meta refresh, rel=canonical, feed links.
+    db["post_aliases"].create(
+        {"alias": str, "post_id": int, "why": str, "first_seen": str},
+        pk="alias",
+        foreign_keys=[("post_id", "posts", "id")],
+    )
+    db["post_aliases"].create_index(["post_id"])
+    # Every metadata candidate of a post and where it came from; chosen = 1 for the winner.
+    db["provenance"].create(
+        {"id": int, "post_id": int, "field": str, "value": str, "origin": str, "chosen": int},
+        pk="id",
+        foreign_keys=[("post_id", "posts", "id")],
+    )
+    db["provenance"].create_index(["post_id", "field"])
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     migrations.apply(db)

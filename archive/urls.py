@@ -16,7 +16,16 @@ TRACKING_PARAMS = (
     "gclid",
     "mc_cid",
     "mc_eid",
+    # session ids and comment-reply links: endless variants of one page
+    "sid",
+    "sessionid",
+    "session_id",
+    "phpsessid",
+    "jsessionid",
+    "replytocom",
 )
+DROPPED_PARAMS = TRACKING_PARAMS + tuple(p.upper() for p in TRACKING_PARAMS)
+PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.I)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 INDEX_FILE = re.compile(r"/index\.(html?|php)$")
 
@@ -25,10 +34,11 @@ def normalize_url(url: str) -> str:
     """The canonical form of ``url`` used as a post's identity.
 
     Lower-case scheme and host, no default port, no fragment, no tracking
-    parameters, sorted query, ``/index.html`` dropped, non-ASCII paths
-    percent-encoded as UTF-8, credentials removed.
+    or session parameters, sorted query, ``/index.html`` dropped, non-ASCII
+    paths percent-encoded as UTF-8, credentials removed.
     """
-    url = url_query_cleaner(url, TRACKING_PARAMS, remove=True, keep_fragments=False)
+    url = PATH_SESSION.sub("", url)
+    url = url_query_cleaner(url, DROPPED_PARAMS, remove=True, keep_fragments=False)
     url = canonicalize_url(url)
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
@@ -36,6 +46,15 @@ def normalize_url(url: str) -> str:
         host = f"{host}:{parts.port}"
     path = INDEX_FILE.sub("/", parts.path) or "/"
     return urlunsplit((parts.scheme, host, path, parts.query, ""))
+
+
+def url_key(url: str) -> str:
+    """What two URLs of one page share: the normal form without a trailing slash."""
+    url = normalize_url(url)
+    parts = urlsplit(url)
+    if parts.path != "/" and parts.path.endswith("/"):
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/")))
+    return url
 
 
 def host_of(url: str) -> str:

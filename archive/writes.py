@@ -26,7 +26,10 @@ POST_FIELDS = (
     "lang",
     "tags",
     "word_count",
+    "categories",
+    "conflicts",
 )
+JSON_FIELDS = ("tags", "categories", "conflicts")
 
 
 def scope_of(url: str) -> str:
@@ -120,21 +123,29 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
     """Insert or update one post; return ``new``, ``updated`` or ``unchanged``."""
     url = normalize_url(post["url"])
     row = {k: post.get(k) for k in POST_FIELDS}
-    row["tags"] = json.dumps(row["tags"] or [], ensure_ascii=False)
+    for key in JSON_FIELDS:
+        row[key] = json.dumps(row[key] or [], ensure_ascii=False)
     row["content_hash"] = content_hash(post)
     now = utcnow()
     with db.atomic():
         existing = _find_post(db, url, post["source_id"], post.get("guid"))
         if existing is None:
-            db["posts"].insert(
+            post_id = db["posts"].insert(
                 {**row, "url": url, "source_id": post["source_id"], "first_seen": now, "last_seen": now}
-            )
+            ).last_pk
             outcome = "new"
         else:
+            post_id = existing["id"]
             changed = any(existing[k] != row[k] for k in row if row[k] is not None)
             update = {k: v for k, v in row.items() if v is not None}
-            db["posts"].update(existing["id"], {**update, "last_seen": now})
+            db["posts"].update(post_id, {**update, "last_seen": now})
             outcome = "updated" if changed else "unchanged"
+        _save_aliases(db, post_id, url, post.get("aliases") or [], now)
+        if post.get("provenance"):
+            db.execute("delete from provenance where post_id = ?", [post_id])
+            db["provenance"].insert_all(
+                {**p, "post_id": post_id, "value": _text(p["value"])} for p in post["provenance"]
+            )
         db.execute(
             f"update crawl_runs set posts_{outcome} = posts_{outcome} + 1 where id = ?",
             [run_id],
@@ -142,8 +153,34 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
     return outcome
 
 
+def _save_aliases(db: Database, post_id: int, url: str, aliases: list[dict[str, str]], now: str) -> None:
+    for alias in aliases:
+        alias_url = normalize_url(alias["alias"])
+        if alias_url != url:
+            db.execute(
+                "insert into post_aliases (alias, post_id, why, first_seen) values (?, ?, ?, ?) "
+                "on conflict (alias) do update set post_id = excluded.post_id, why = excluded.why",
+                [alias_url, post_id, alias["why"], now],
+            )
+
+
+def save_alias(db: Database, alias: str, url: str, why: str) -> None:
+    """Record that ``alias`` leads to the post at ``url`` (ignored when no such post)."""
+    rows = list(db.query("select id from posts where url = ?", [normalize_url(url)]))
+    if rows:
+        with db.atomic():
+            _save_aliases(db, rows[0]["id"], normalize_url(url), [{"alias": alias, "why": why}], utcnow())
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, list) else str(value)
+
+
 def _find_post(db: Database, url: str, source_id: int, guid: str | None) -> dict[str, Any] | None:
     rows = list(db.query("select * from posts where url = ?", [url]))
+    if not rows:
+        rows = list(db.query(
+            "select p.* from post_aliases a join posts p on p.id = a.post_id where a.alias = ?", [url]))
     if not rows and guid:
         rows = list(
             db.query("select * from posts where source_id = ? and guid = ?", [source_id, guid])

@@ -1,14 +1,16 @@
 """Extraction: (url, html) -> BlogPost, the only place trafilatura is used.
 
-Pure and offline: no network, no archive. Page metadata (OpenGraph, JSON-LD,
-``<meta>``, ``<time>``, ``rel=tag``) and the feed entry, when there is one,
-are reconciled into one title, author, dates and tags.
+Pure and offline: no network, no archive. The text comes from trafilatura
+(comments left out); title, author, dates and tags are chosen among every
+candidate the feed entry and the page offer (``crawler.metadata``), and all
+candidates are kept as the post's provenance.
 """
 
 import copy
 import html
 import logging
 import re
+from datetime import date, datetime, tzinfo
 from typing import Any
 
 from lxml import html as lxml_html
@@ -20,6 +22,7 @@ from trafilatura.xml import xmltotxt
 from archive.dates import parse_date
 
 from .items import BlogPost
+from .metadata import Candidate, candidates
 from .pages import read_evidence
 
 logger = logging.getLogger(__name__)
@@ -38,101 +41,98 @@ KANA = re.compile(r"[\u3040-\u30ff]")
 HANGUL = re.compile(r"[\uac00-\ud7af]")
 LATIN_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 ENTITY = re.compile(r"&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
-TITLE_SEPARATORS = re.compile(r"\s*[|\-–—·:»]\s*")
+# A feed's full text wins over the page's extraction when this much longer.
+FEED_TEXT_RATIO = 1.5
+CONFLICT_SECONDS = 86_400
 
 
-def extract_post(url: str, html: str, *, feed_entry: dict[str, Any] | None = None) -> BlogPost | None:
-    """Extract one post from its page, filling gaps from its feed entry.
+def extract_post(
+    url: str,
+    html_text: str,
+    *,
+    feed_entry: dict[str, Any] | None = None,
+    site_name: str | None = None,
+    default_tz: tzinfo | None = None,
+) -> BlogPost | None:
+    """Extract one post from its page, reconciled with its feed entry.
 
     Args:
         url: the page's URL (used for relative links and metadata).
-        html: the page as text.
+        html_text: the page as text.
         feed_entry: the feed's entry for this page (see ``crawler.feeds``), if any.
+        site_name: the blog's name, to drop from ``<title>`` (learned from its pages).
+        default_tz: the blog's zone, for dates that name none.
 
     Returns:
-        The post, or None when the page holds no article text and the feed
-        gives none either.
+        The post, or None when neither the page nor the feed holds article text.
     """
     entry = feed_entry or {}
-    sel = Selector(text=html)
     options = copy.copy(EXTRACTOR)
     options.url = options.source = url
-    doc = bare_extraction(html, options=options)
-    markdown = doc.text if doc is not None else None
-    text = xmltotxt(doc.body, False) if doc is not None else None
-    if not text and entry.get("content"):
-        markdown = text = _html_to_text(entry["content"])
-    if not text:
+    doc = bare_extraction(html_text, options=options)
+    sel = Selector(text=html_text)
+    post = BlogPost(url=url, guid=entry.get("guid"))
+    _choose_text(post, doc, entry)
+    if not post.text:
         logger.debug("no article: %s", url)
         return None
-    ev = read_evidence(sel)
-    site_name = sel.xpath('//meta[@property="og:site_name"]/@content').get()
-    post = BlogPost(
-        url=url,
-        guid=entry.get("guid"),
-        title=_clean(
-            entry.get("title")
-            or sel.xpath('//meta[@property="og:title"]/@content').get()
-            or _single_h1(sel)
-            or _strip_site_name(doc.title if doc else None, site_name)
-        ),
-        author=_clean(
-            entry.get("author")
-            or sel.xpath('//meta[@name="author"]/@content').get()
-            or (doc.author if doc else None)
-        ),
-        published=entry.get("published")
-        or parse_date(ev.published)
-        or parse_date(doc.date if doc else None),
-        updated=entry.get("updated")
-        or parse_date(sel.xpath('//meta[@property="article:modified_time"]/@content').get()),
-        summary=_clean(
-            _html_to_text(entry["summary"]) if entry.get("summary") else None
-        )
-        or _clean(sel.xpath('//meta[@name="description"]/@content').get()),
-        text=text,
-        markdown=markdown,
-        lang=detect_lang(text, ev.lang),
-        tags=_tags(sel, entry),
-    )
-    post.word_count = word_count(text)
+    found = candidates(sel, url, entry, site_name=site_name)
+    if doc is not None:
+        found += [Candidate(f, v, "trafilatura") for f, v in (("title", doc.title), ("author", doc.author), ("published", doc.date)) if v]
+    _choose_metadata(post, found, default_tz)
+    post.summary = _summary(entry, sel)
+    post.lang = detect_lang(post.text, read_evidence(sel).lang)
+    post.word_count = word_count(post.text)
     return post
 
 
-def _clean(value: str | None) -> str | None:
-    value = " ".join((value or "").split())
-    if ENTITY.search(value):
-        value = html.unescape(value)  # themes that escape twice leave "&amp;" in titles
-    return value or None
+def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any]) -> None:
+    page_markdown = doc.text if doc is not None else None
+    page_text = xmltotxt(doc.body, False) if doc is not None else None
+    feed_html = entry.get("content")
+    feed_text = _html_to_text(feed_html) if feed_html else ""
+    if feed_text and len(feed_text) > FEED_TEXT_RATIO * len(page_text or ""):
+        feed_doc = bare_extraction(f"<html><body><article>{feed_html}</article></body></html>", options=EXTRACTOR)
+        post.markdown = feed_doc.text if feed_doc is not None else feed_text
+        post.text = xmltotxt(feed_doc.body, False) if feed_doc is not None else feed_text
+        reason = f"feed content ({len(feed_text)} characters; the page gave {len(page_text or '')})"
+        post.provenance.append({"field": "text", "value": reason, "origin": "feed", "chosen": 1})
+    else:
+        post.text, post.markdown = page_text, page_markdown
+        if page_text:
+            post.provenance.append({"field": "text", "value": f"{len(page_text)} characters", "origin": "page", "chosen": 1})
 
 
-def _single_h1(sel: Selector) -> str | None:
-    h1s = [" ".join(h.split()) for h in sel.xpath("//h1").xpath("string()").getall()]
-    h1s = [h for h in h1s if h]
-    return h1s[0] if len(h1s) == 1 else None
+def _choose_metadata(post: BlogPost, found: list[Candidate], default_tz: tzinfo | None) -> None:
+    chosen: dict[str, Candidate] = {}
+    for c in found:
+        value = c.value
+        if c.field in ("published", "updated"):
+            value = parse_date(value, default_tz=default_tz)
+            if value is None or (c.origin == "trafilatura" and value.startswith(date.today().isoformat())):
+                continue  # unreadable, or a date guessed from the crawl day
+        elif c.field == "title" and ENTITY.search(value):
+            value = html.unescape(value)  # themes that escape twice leave "&amp;" in titles
+        post.provenance.append({"field": c.field, "value": value, "origin": c.origin, "chosen": 0})
+        if c.field not in chosen:
+            chosen[c.field] = c
+            post.provenance[-1]["chosen"] = 1
+            setattr(post, c.field, value)
+    dates = [p for p in post.provenance if p["field"] == "published"]
+    feed = next((p["value"] for p in dates if p["origin"] == "feed"), None)
+    page = next((p for p in dates if p["origin"] not in ("feed", "trafilatura", "URL date")), None)
+    if feed and page and abs(_seconds(feed) - _seconds(page["value"])) > CONFLICT_SECONDS:
+        post.conflicts.append(f"published: feed says {feed}, {page['origin']} says {page['value']}")
 
 
-def _strip_site_name(title: str | None, site_name: str | None) -> str | None:
-    if not title or not site_name:
-        return title
-    for part in TITLE_SEPARATORS.split(title):
-        if part and part.strip() != site_name.strip():
-            return title.replace(site_name, "").strip(" |-–—·:»")
-    return title
+def _seconds(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
 
 
-def _tags(sel: Selector, entry: dict[str, Any]) -> list[str]:
-    candidates = (
-        entry.get("tags")
-        or sel.xpath('//meta[@property="article:tag"]/@content').getall()
-        or [t.strip() for t in sel.xpath('//a[contains(concat(" ", @rel, " "), " tag ")]').xpath("string()").getall()]
-    )
-    seen: dict[str, None] = {}
-    for tag in candidates:
-        tag = " ".join(tag.split()).lstrip("#")
-        if tag and tag.lower() not in {t.lower() for t in seen}:
-            seen[tag] = None
-    return list(seen)
+def _summary(entry: dict[str, Any], sel: Selector) -> str | None:
+    summary = _html_to_text(entry["summary"]) if entry.get("summary") else None
+    summary = summary or sel.xpath('//meta[@name="description"]/@content').get()
+    return " ".join(summary.split()) or None if summary else None
 
 
 def _html_to_text(fragment: str) -> str:

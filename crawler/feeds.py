@@ -8,7 +8,11 @@ import feedparser
 
 from archive.dates import parse_date
 
+from .encoding import xml_to_utf8
+
 JSON_FEED_VERSION_PREFIX = "https://jsonfeed.org/version/"
+# RFC 5005: paged feeds (next, previous) and archived feeds (prev-archive, next-archive).
+PAGING_RELS = ("next", "previous", "prev-archive", "next-archive")
 
 
 class FeedError(ValueError):
@@ -25,19 +29,22 @@ def looks_like_feed(body: bytes, content_type: str = "") -> bool:
     return any(tag in body[:4096].lower() for tag in (b"<rss", b"<feed", b"<rdf:rdf"))
 
 
-def parse_feed(body: bytes, url: str) -> dict[str, Any]:
-    """Parse a feed into ``{"title", "link", "entries", "next"}``.
+def parse_feed(body: bytes, url: str, *, http_charset: str | None = None) -> dict[str, Any]:
+    """Parse a feed into ``{"title", "link", "entries", "next", "wordpress"}``.
 
     Each entry is ``{"url", "guid", "title", "author", "published",
-    "updated", "tags", "summary", "content"}`` with absolute URLs and
-    ISO 8601 UTC dates.
+    "published_raw", "updated", "tags", "summary", "content"}`` with absolute
+    URLs and ISO 8601 UTC dates (``published_raw`` as the feed wrote it).
+    ``next`` lists RFC 5005 paging links; ``wordpress`` says the feed pages
+    with ``?paged=N``.
 
     Raises:
         FeedError: the body is neither a readable XML feed nor a JSON Feed.
     """
     if body.lstrip()[:1] == b"{":
         return _parse_json_feed(body, url)
-    parsed = feedparser.parse(body, response_headers={"content-location": url})
+    # feedparser trusts a wrong HTTP charset; hand it UTF-8 it cannot misread.
+    parsed = feedparser.parse(xml_to_utf8(body, http_charset), response_headers={"content-location": url})
     if parsed.bozo and not parsed.entries:
         raise FeedError(f"not a readable feed: {parsed.get('bozo_exception')}")
     if not parsed.get("version") and not parsed.entries:
@@ -50,8 +57,9 @@ def parse_feed(body: bytes, url: str) -> dict[str, Any]:
         "next": [
             link["href"]
             for link in feed.get("links", [])
-            if link.get("rel") in ("next", "prev-archive") and link.get("href")
+            if link.get("rel") in PAGING_RELS and link.get("href")
         ],
+        "wordpress": "wordpress" in (feed.get("generator") or "").lower(),
     }
 
 
@@ -63,6 +71,7 @@ def _entry(entry: Any, base: str) -> dict[str, Any]:
         "title": entry.get("title"),
         "author": entry.get("author"),
         "published": parse_date(entry.get("published_parsed")) or parse_date(entry.get("published")),
+        "published_raw": entry.get("published"),
         # dict.get: feedparser's own get() maps a missing "updated" to "published"
         "updated": parse_date(dict.get(entry, "updated_parsed")) or parse_date(dict.get(entry, "updated")),
         "tags": [t["term"].strip() for t in entry.get("tags", []) if (t.get("term") or "").strip()],
@@ -93,6 +102,7 @@ def _parse_json_feed(body: bytes, url: str) -> dict[str, Any]:
                 "title": item.get("title"),
                 "author": (authors[0] or {}).get("name") if authors else None,
                 "published": parse_date(item.get("date_published")),
+                "published_raw": item.get("date_published"),
                 "updated": parse_date(item.get("date_modified")),
                 "tags": [str(t) for t in item.get("tags") or []],
                 "summary": item.get("summary"),
@@ -104,4 +114,5 @@ def _parse_json_feed(body: bytes, url: str) -> dict[str, Any]:
         "link": data.get("home_page_url"),
         "entries": entries,
         "next": [data["next_url"]] if data.get("next_url") else [],
+        "wordpress": False,
     }

@@ -18,6 +18,10 @@ class BlogPost:
     lang: str | None = None  # ISO 639-1 code
     tags: list[str] = field(default_factory=list)
     word_count: int | None = None  # words, or CJK characters, of the text
+    categories: list[str] = field(default_factory=list)  # where the blog keeps them apart from tags
+    conflicts: list[str] = field(default_factory=list)  # sources of metadata that disagree
+    provenance: list[dict] = field(default_factory=list)  # every candidate: field, value, origin, chosen
+    aliases: list[dict] = field(default_factory=list)  # other URLs that led here: alias, why
 
 
 @dataclass
@@ -26,6 +30,14 @@ class PageRecord:
     source_id: int
     kind: str  # post, listing, page or alias
     reason: str  # the evidence the decision rests on
+
+
+@dataclass
+class PostAlias:
+    source_id: int
+    alias: str  # another URL that leads to the post
+    url: str  # the post's canonical URL
+    why: str  # redirect 301, meta refresh, rel=canonical, feed link
 
 
 @dataclass

@@ -77,7 +77,7 @@ def read_evidence(sel: Selector) -> PageEvidence:
     return ev
 
 
-def _ld_nodes(script: str) -> list[dict]:
+def ld_nodes(script: str) -> list[dict]:
     try:
         data = json.loads(script)
     except ValueError:
@@ -92,7 +92,7 @@ def _ld_nodes(script: str) -> list[dict]:
 
 def _ld_types(script: str) -> list[str]:
     types = []
-    for node in _ld_nodes(script):
+    for node in ld_nodes(script):
         t = node.get("@type")
         types.extend(t if isinstance(t, list) else [t] if isinstance(t, str) else [])
     return types
@@ -100,7 +100,7 @@ def _ld_types(script: str) -> list[str]:
 
 def _ld_date(sel: Selector) -> str | None:
     for script in sel.xpath('//script[@type="application/ld+json"]/text()').getall():
-        for node in _ld_nodes(script):
+        for node in ld_nodes(script):
             t = node.get("@type")
             if (t if isinstance(t, list) else [t])[0] in ARTICLE_TYPES and node.get("datePublished"):
                 return str(node["datePublished"])

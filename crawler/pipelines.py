@@ -18,6 +18,7 @@ from archive import (
     ArchiveError,
     finish_run,
     open_archive,
+    save_alias,
     save_error,
     save_page,
     save_post,
@@ -26,7 +27,7 @@ from archive import (
 )
 from archive.db import utcnow
 
-from .items import BlogPost, CrawlError, PageRecord, SourceUpdate
+from .items import BlogPost, CrawlError, PageRecord, PostAlias, SourceUpdate
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -82,6 +83,8 @@ class ArchivePipeline:
         if isinstance(item, BlogPost):
             outcome = save_post(self.db, ItemAdapter(item).asdict(), run_id=self.run_id)
             stats.inc_value(f"archive/posts_{outcome}")
+        elif isinstance(item, PostAlias):
+            save_alias(self.db, item.alias, item.url, item.why)
         elif isinstance(item, PageRecord):
             save_page(self.db, ItemAdapter(item).asdict(), run_id=self.run_id)
             stats.inc_value(f"archive/pages_{item.kind}")

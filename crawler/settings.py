@@ -17,6 +17,10 @@ ARCHIVE_PATH = os.environ.get("BLOGARCHIVE_DB", "archive.db")
 ARCHIVE_MAP_HOSTS: dict[str, str] = {}
 # Pages fetched at most per source and run (feeds, sitemaps and pages).
 ARCHIVE_MAX_PAGES = 10_000
+# Links followed at most from the start page, and query-string variants of
+# one path fetched at most (calendar and filter traps); what is cut is recorded.
+ARCHIVE_MAX_DEPTH = 500
+ARCHIVE_MAX_QUERY_VARIANTS = 50
 # A URL shape holding less than this share of the feed's entries, beside the
 # shape holding most of them, is a site section (projects, pages), not posts.
 ARCHIVE_SECTION_MIN_SHARE = 0.2

@@ -3,7 +3,14 @@
 
 import pytest
 
-from archive import ArchiveError, ensure_source, open_archive, save_post, search_posts, start_run
+from archive import (
+    ArchiveError,
+    ensure_source,
+    open_archive,
+    save_post,
+    search_posts,
+    start_run,
+)
 from archive.schema import migrations
 
 
@@ -19,7 +26,7 @@ def post(**fields):
 
 
 def test_tables_and_foreign_keys(db):
-    assert {"sources", "posts", "pages", "crawl_runs", "crawl_errors", "posts_fts"} <= set(db.table_names())
+    assert {"sources", "posts", "pages", "crawl_runs", "crawl_errors", "posts_fts", "post_aliases", "provenance"} <= set(db.table_names())
     assert {(fk.column, fk.other_table) for fk in db["posts"].foreign_keys} == {("source_id", "sources")}
     assert {(fk.column, fk.other_table) for fk in db["crawl_errors"].foreign_keys} == {
         ("run_id", "crawl_runs"), ("source_id", "sources")}
@@ -28,9 +35,11 @@ def test_tables_and_foreign_keys(db):
 
 def test_migrating_twice_is_a_no_op(db_path):
     open_archive(db_path).close()
+    first = [m.name for m in migrations.applied(open_archive(db_path))]
     db = open_archive(db_path)
     assert migrations.pending(db) == []
-    assert [m.name for m in migrations.applied(db)] == ["create_core_tables", "create_pages_table", "enable_posts_search"]
+    assert [m.name for m in migrations.applied(db)] == first
+    assert first[0] == "create_core_tables" and len(set(first)) == len(first) > 3
 
 
 def test_missing_directory_and_non_database_file(tmp_path):
@@ -62,6 +71,19 @@ def test_save_post_is_idempotent_and_counts_outcomes(db):
     assert db["posts"].count == 1
     row = db.execute("select posts_new, posts_updated, posts_unchanged from crawl_runs").fetchone()
     assert row == (1, 1, 1)
+
+
+def test_aliases_lead_to_the_post_and_provenance_is_replaced(db):
+    ensure_source(db, "https://blog.test/")
+    run = start_run(db, [1])
+    prov = [{"field": "title", "value": "Hello", "origin": "og:title", "chosen": 1},
+            {"field": "tags", "value": ["a", "b"], "origin": "feed", "chosen": 0}]
+    save_post(db, post(aliases=[{"alias": "https://blog.test/old-url", "why": "redirect 301"}], provenance=prov), run_id=run)
+    assert save_post(db, post(url="https://blog.test/old-url", provenance=prov[:1]), run_id=run) == "unchanged"
+    assert db["posts"].count == 1
+    assert list(db.query("select alias, why from post_aliases")) == [{"alias": "https://blog.test/old-url", "why": "redirect 301"}]
+    assert list(db.query("select field, value, origin, chosen from provenance")) == [
+        {"field": "title", "value": "Hello", "origin": "og:title", "chosen": 1}]
 
 
 def test_feed_guid_makes_two_urls_one_post(db):

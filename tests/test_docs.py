@@ -2,8 +2,9 @@
 
 import re
 
-from archive.cli import cli
 from conftest import ROOT
+
+from archive.cli import cli
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SETTINGS = (ROOT / "crawler" / "settings.py").read_text(encoding="utf-8")

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from conftest import EXPECTED, SITE, run_cli
 from truth import REAL_BLOGS
 

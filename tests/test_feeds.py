@@ -1,9 +1,9 @@
 import json
 
 import pytest
+from conftest import SITE
 
 from crawler.feeds import FeedError, looks_like_feed, parse_feed
-from conftest import SITE
 
 RSS = (SITE / "feed.xml").read_bytes()
 ATOM = b"""<?xml version="1.0" encoding="utf-8"?>

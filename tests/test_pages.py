@@ -1,7 +1,14 @@
 import pytest
 from parsel import Selector
 
-from crawler.pages import PageEvidence, SectionStats, decide, listing_reason, read_evidence, url_shape
+from crawler.pages import (
+    PageEvidence,
+    SectionStats,
+    decide,
+    listing_reason,
+    read_evidence,
+    url_shape,
+)
 
 SCOPE = "https://blog.test/"
 

@@ -9,16 +9,18 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from conftest import StaticServer, crawl_args, run_cli
 from truth import (
     REAL_BLOGS,
+    TAGS_SHOWN,
     archived_day,
     blog_info,
     blog_names,
     norm_title,
+    truth_categories,
     truth_day,
     truth_posts,
+    truth_tags,
     unescape_yaml,
     url_path,
 )
@@ -54,7 +56,7 @@ def test_titles_are_the_authors(crawled):
         for path, row in truth_posts(name).items()
         if norm_title(unescape_yaml(row["title"])) != norm_title(posts[path]["title"])
     }
-    assert wrong == {}
+    assert wrong == {}, wrong
 
 
 def test_publish_dates_are_the_authors(crawled):
@@ -64,7 +66,7 @@ def test_publish_dates_are_the_authors(crawled):
         day = truth_day(name, row)
         if day and day != archived_day(posts[path]["published"]):
             wrong[path] = (day, posts[path]["published"])
-    assert wrong == {}
+    assert wrong == {}, wrong
 
 
 def test_posts_are_in_one_source_with_text(crawled):
@@ -72,3 +74,28 @@ def test_posts_are_in_one_source_with_text(crawled):
     assert len({p["source_id"] for p in posts.values()}) == 1
     assert all(p["text"] and p["word_count"] > 20 for p in posts.values())
     assert all(json.loads(p["tags"]) is not None for p in posts.values())
+
+
+def test_tags_are_the_front_matters(crawled):
+    name, posts = crawled
+    wrong = {}
+    for path, row in truth_posts(name).items():
+        got = {t.lower() for t in json.loads(posts[path]["tags"])}
+        truth = truth_tags(name, row)
+        shown = TAGS_SHOWN.get(name)
+        # All the tags, or as many of them as the pages show.
+        if (got != truth) if shown is None else not (got <= truth and len(got) == min(shown, len(truth))):
+            wrong[path] = (sorted(truth), sorted(got))
+    assert wrong == {}, wrong
+
+
+def test_categories_are_kept_apart_where_pages_show_them(crawled):
+    name, posts = crawled
+    wrong = {}
+    for path, row in truth_posts(name).items():
+        got = {c.lower() for c in json.loads(posts[path]["categories"])}
+        # andyibanez's pages link no category: nothing to keep apart there.
+        truth = set() if name == "andyibanez-hugo-en" else truth_categories(name, row)
+        if got != truth:
+            wrong[path] = (sorted(truth), sorted(got))
+    assert wrong == {}, wrong

@@ -82,7 +82,7 @@ def front_matter(name: str, source_path: str) -> dict:
     if not text.startswith("---"):
         return {}
     try:
-        data = yaml.safe_load(text.split("---", 2)[1])
+        data = yaml.safe_load(text.split("---", 2)[1].replace("\t", "  "))
     except yaml.YAMLError:
         return {}
     return data if isinstance(data, dict) else {}
@@ -91,3 +91,23 @@ def front_matter(name: str, source_path: str) -> dict:
 def unescape_yaml(title: str) -> str:
     """truth-map keeps YAML's backslash escapes of quoted titles."""
     return title.replace('\\"', '"').replace("\\'", "'")
+
+
+def as_list(value: object) -> list[str]:
+    if not value:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+# How many of a post's tags its pages show: Hugo's OpenGraph template writes six
+# of them as article:tag and shows no other tag list.
+TAGS_SHOWN = {"andyibanez-hugo-en": 6}
+
+
+def truth_tags(name: str, row: dict) -> set[str]:
+    """The front matter's tags, lower-cased."""
+    return {t.lower() for t in as_list(front_matter(name, row["source_path"]).get("tags"))}
+
+
+def truth_categories(name: str, row: dict) -> set[str]:
+    return {c.lower() for c in as_list(front_matter(name, row["source_path"]).get("categories"))}

@@ -5,10 +5,10 @@ sitemap. Feeds and sitemaps are read first; pages wait until they are, so
 that every page is judged knowing which URLs the feeds list.
 """
 
+import codecs
 import gzip
 import io
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -20,14 +20,17 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
+from w3lib.encoding import http_content_type_encoding
 
 from archive import ensure_source, find_sources, open_archive
-from archive.urls import host_of, is_http_url, normalize_url
+from archive.urls import host_of, url_key
 
+from ..encoding import html_encoding
 from ..extract import extract_post
 from ..feeds import FeedError, looks_like_feed, parse_feed
-from ..items import CrawlError, PageRecord, SourceUpdate
+from ..items import CrawlError, PageRecord, PostAlias, SourceUpdate
 from ..pages import SectionStats, decide, in_scope, read_evidence, url_shape
+from .state import SourceState
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
 COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml")
@@ -39,35 +42,6 @@ LINKS = LinkExtractor(
     deny_extensions=[*IGNORED_EXTENSIONS, "xml", "json", "txt", "rss", "atom", "gz"],
     canonicalize=False,
 )
-
-
-@dataclass
-class SourceState:
-    """What the spider knows about one blog during a run."""
-
-    id: int
-    url: str
-    scope: str
-    origin: str  # scheme://host of the scope
-    aliases: set[str]  # hosts that serve the same blog
-    max_pages: int
-    sections: SectionStats
-    pending: int = 0  # feeds, robots.txt and sitemaps not yet read
-    held: list[Request] = field(default_factory=list)
-    seen: set[str] = field(default_factory=set)
-    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
-    feeds: list[str] = field(default_factory=list)
-    sitemaps: list[str] = field(default_factory=list)
-    budget_noted: bool = False
-
-    def own(self, url: str) -> str | None:
-        """``url`` normalised, on the blog's own host when it is an alias; None if not http."""
-        if not is_http_url(url):
-            return None
-        parts = urlsplit(url)
-        if host_of(url) in self.aliases:
-            url = self.origin + url[len(f"{parts.scheme}://{parts.netloc}") :]
-        return normalize_url(url)
 
 
 class BlogSpider(Spider):
@@ -100,7 +74,7 @@ class BlogSpider(Spider):
 
     def _state_for(self, source: dict[str, Any]) -> SourceState:
         settings = self.crawler.settings
-        host_map = {k.lower(): v for k, v in settings.getdict("ARCHIVE_MAP_HOSTS").items()}
+        host_map = {k.lower(): v.rstrip("/") for k, v in settings.getdict("ARCHIVE_MAP_HOSTS").items()}
         host = host_of(source["scope"])
         aliases = {host, host[4:] if host.startswith("www.") else f"www.{host}"}
         if host in host_map:
@@ -112,15 +86,18 @@ class BlogSpider(Spider):
             scope=source["scope"],
             origin=f"{parts.scheme}://{parts.netloc}",
             aliases=aliases,
+            bases={host_map[h] for h in aliases if h in host_map},
             max_pages=self.max_pages_arg or settings.getint("ARCHIVE_MAX_PAGES"),
+            max_depth=settings.getint("ARCHIVE_MAX_DEPTH"),
+            max_query_variants=settings.getint("ARCHIVE_MAX_QUERY_VARIANTS"),
             sections=SectionStats(min_share=settings.getfloat("ARCHIVE_SECTION_MIN_SHARE")),
         )
-        state.seen.add(source["url"])
+        state.seen.add(url_key(source["url"]))
         return state
 
     # -- requests ---------------------------------------------------------
 
-    def _discovery(self, state: SourceState, url: str, callback: Any, *, probe: bool = False) -> Request:
+    def _discovery(self, state: SourceState, url: str, callback: Any, *, probe: bool = False, **meta: Any) -> Request:
         state.pending += 1
         return Request(
             url,
@@ -128,19 +105,25 @@ class BlogSpider(Spider):
             errback=self.on_error,
             cb_kwargs={"state": state},
             priority=DISCOVERY_PRIORITY,
-            meta={"source_id": state.id, "discovery": True, "probe": probe},
+            meta={"source_id": state.id, "discovery": True, "probe": probe, **meta},
+            dont_filter=True,
         )
 
-    def _page(self, state: SourceState, url: str) -> Iterator[Any]:
+    def _page(self, state: SourceState, url: str, depth: int = 0) -> Iterator[Any]:
         """A request for an in-scope page, held while feeds are still being read."""
-        if url in state.seen:
+        key = url_key(url)
+        if key in state.seen:
             return
-        if len(state.seen) >= state.max_pages:
-            if not state.budget_noted:
-                state.budget_noted = True
-                yield CrawlError(state.id, url, "budget", f"page budget of {state.max_pages} reached; the rest of the blog was not fetched")
+        state.seen.add(key)
+        reason = state.trap(url, depth)
+        if reason is None and len(state.seen) > state.max_pages:
+            reason = f"the page budget of {state.max_pages} was reached"
+        if reason:
+            state.cuts[reason] += 1
+            if state.cuts[reason] == 1:  # recorded once per reason; the total is in the stats
+                yield CrawlError(state.id, url, "cut", f"not fetched: {reason}")
+            self.crawler.stats.inc_value("archive/cut")
             return
-        state.seen.add(url)
         request = Request(
             url,
             callback=self.parse_page,
@@ -174,6 +157,7 @@ class BlogSpider(Spider):
             state.pending += 1
             yield from self.parse_sitemap(response, state)
         elif isinstance(response, TextResponse):
+            response = _decoded(response)
             yield from self._discover_from_home(response, state)
             yield from self.parse_page(response, state)
         else:
@@ -181,10 +165,9 @@ class BlogSpider(Spider):
 
     def _discover_from_home(self, response: TextResponse, state: SourceState) -> Iterator[Any]:
         declared = [
-            response.urljoin(href)
+            response.urljoin(link.attrib["href"])
             for link in response.xpath('//link[@rel="alternate"][@href]')
             if (link.attrib.get("type") or "").lower() in FEED_TYPES
-            for href in [link.attrib["href"]]
         ]
         feeds = list(dict.fromkeys(u for u in (state.own(x) or "" for x in declared) if u))
         state.feeds = feeds
@@ -205,27 +188,36 @@ class BlogSpider(Spider):
 
     def parse_feed(self, response: Response, state: SourceState) -> Iterator[Any]:
         try:
-            feed = parse_feed(response.body, response.url)
+            feed = parse_feed(response.body, response.url, http_charset=_http_charset(response))
         except FeedError as e:
             if not response.meta.get("probe"):
                 yield CrawlError(state.id, response.url, "feed", str(e))
             yield from self._discovery_done(state)
             return
         feed_url = state.own(response.url)
-        if feed_url and feed_url not in state.feeds:
+        if feed_url and feed_url not in state.feeds and not response.meta.get("paged"):
             state.feeds.append(feed_url)
             yield SourceUpdate(state.id, feeds=state.feeds)
+        new = 0
         for entry in feed["entries"]:
             url = state.own(entry["url"])
-            if url and in_scope(url, state.scope) and url not in state.entries:
-                state.entries[url] = entry
+            if url and in_scope(url, state.scope) and url_key(url) not in state.entries:
+                new += 1
+                state.entries[url_key(url)] = entry
                 state.sections.add(url_shape(url, state.scope))
+                state.note_date(entry.get("published_raw"))
                 yield from self._page(state, url)
         for link in feed["next"]:
             url = state.own(urljoin(response.url, link))
-            if url and url not in state.seen:
-                state.seen.add(url)
+            if url and url_key(url) not in state.seen:
+                state.seen.add(url_key(url))
                 yield self._discovery(state, url, self.parse_feed)
+        if feed["wordpress"] and new and feed_url:
+            # WordPress pages its feeds with ?paged=N; stop at the first page with nothing new.
+            page = response.meta.get("paged", 1) + 1
+            base = response.meta.get("paged_base", feed_url)
+            yield self._discovery(state, f"{base}{'&' if '?' in base else '?'}paged={page}", self.parse_feed,
+                                  probe=True, paged=page, paged_base=base)
         yield from self._discovery_done(state)
 
     def parse_sitemap(self, response: Response, state: SourceState) -> Iterator[Any]:
@@ -249,8 +241,8 @@ class BlogSpider(Spider):
             if not url:
                 continue
             if sitemap.type == "sitemapindex":
-                if url not in state.seen:
-                    state.seen.add(url)
+                if url_key(url) not in state.seen:
+                    state.seen.add(url_key(url))
                     yield self._discovery(state, url, self.parse_sitemap)
             elif in_scope(url, state.scope):
                 yield from self._page(state, url)
@@ -259,39 +251,42 @@ class BlogSpider(Spider):
     def parse_page(self, response: Response, state: SourceState) -> Iterator[Any]:
         if not isinstance(response, HtmlResponse):
             return
+        response = _decoded(response)
         url = state.own(response.url) or response.url
-        state.seen.add(url)
+        aliases = _redirect_aliases(response, state, url)
+        depth = response.meta.get("depth", 0) + 1
         for link in LINKS.extract_links(response):
             target = state.own(link.url)
             if target and in_scope(target, state.scope):
-                yield from self._page(state, target)
+                yield from self._page(state, target, depth)
         sel = Selector(text=response.text)
         evidence = read_evidence(sel)
         canonical = state.own(urljoin(response.url, evidence.canonical)) if evidence.canonical else None
-        if canonical and canonical != url and in_scope(canonical, state.scope):
-            state.seen.add(canonical)
+        if canonical and url_key(canonical) != url_key(url) and in_scope(canonical, state.scope):
+            aliases.append({"alias": url, "why": "rel=canonical"})
+            state.seen.add(url_key(canonical))
             url = canonical
-        entry = state.entries.get(url)
-        kind, reason = decide(
-            url,
-            state.scope,
-            evidence,
-            in_feed=entry is not None,
-            dated_text=bool(evidence.published),
-            sections=state.sections,
-        )
-        if kind == "alias" and evidence.refresh:
-            target = state.own(urljoin(response.url, evidence.refresh))
-            if target and in_scope(target, state.scope):
-                yield from self._page(state, target)
+        if url_key(url) in state.parsed:  # reached again through a redirect or another form
+            if state.parsed[url_key(url)] == "post":
+                yield from (PostAlias(state.id, a["alias"], url, a["why"]) for a in aliases)
+            return
+        entry = state.entries.get(url_key(url))
+        if entry and state.own(entry["url"]) != url:
+            aliases.append({"alias": state.own(entry["url"]), "why": "feed link"})
+        state.note_title(sel.xpath("string(//title)").get())
+        state.note_date(evidence.published)
+        kind, reason = decide(url, state.scope, evidence, in_feed=entry is not None,
+                              dated_text=bool(evidence.published), sections=state.sections)
+        state.parsed[url_key(url)] = kind
         yield PageRecord(url, state.id, kind, reason)
         if kind != "post":
             return
-        post = extract_post(url, response.text, feed_entry=entry)
+        post = extract_post(url, response.text, feed_entry=entry, site_name=state.site_name, default_tz=state.default_tz)
         if post is None:
             yield CrawlError(state.id, url, "extract", "judged a post, but no article text was found")
             return
         post.source_id = state.id
+        post.aliases = aliases
         yield post
 
     def on_error(self, failure: Failure) -> Iterator[Any]:
@@ -312,6 +307,31 @@ class BlogSpider(Spider):
             yield CrawlError(state.id, request.url, kind, message)
         if request.meta.get("discovery"):
             yield from self._discovery_done(state)
+
+
+def _redirect_aliases(response: Response, state: SourceState, final: str) -> list[dict[str, str]]:
+    """The URLs a redirect chain (HTTP or meta refresh) passed through on its way to ``final``."""
+    urls = response.meta.get("redirect_urls", [])
+    reasons = response.meta.get("redirect_reasons", [])
+    aliases = []
+    for url, reason in zip(urls, reasons):
+        own = state.own(url)
+        if own and url_key(own) != url_key(final):
+            why = "meta refresh" if reason == "meta refresh" else f"redirect {reason}"
+            aliases.append({"alias": own, "why": why})
+    return aliases
+
+
+def _http_charset(response: Response) -> str | None:
+    return http_content_type_encoding(_content_type(response))
+
+
+def _decoded(response: TextResponse) -> TextResponse:
+    """The response read in the encoding its bytes are really in (see crawler.encoding)."""
+    encoding = html_encoding(response.body, _http_charset(response))
+    if codecs.lookup(encoding).name != codecs.lookup(response.encoding).name:
+        return response.replace(encoding=encoding)
+    return response
 
 
 def _content_type(response: Response) -> str:

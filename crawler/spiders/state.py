@@ -1,0 +1,102 @@
+"""What the spider knows about one blog during a run: scope, hosts, feeds, and what it learned."""
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date, timedelta, timezone, tzinfo
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from dateutil import parser as dateutil_parser
+
+from archive.urls import host_of, is_http_url, normalize_url
+
+from ..metadata import title_edges
+from ..pages import SectionStats
+
+# A path segment or query value that is a year, a month or a day: 2024, 2024-07, 2024-07-30.
+DATE_VALUE = re.compile(r"^(\d{4})(?:[-_/.]\d{1,2}){0,2}$")
+
+
+@dataclass
+class SourceState:
+    id: int
+    url: str
+    scope: str
+    origin: str  # scheme://host of the scope
+    aliases: set[str]  # hosts that serve the same blog
+    bases: set[str]  # mirror bases (--map-host) of those hosts, as the downloader saw them
+    max_pages: int
+    max_depth: int
+    max_query_variants: int
+    sections: SectionStats
+    pending: int = 0  # feeds, robots.txt and sitemaps not yet read
+    held: list[Any] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)  # url_key of every URL requested
+    parsed: dict[str, str] = field(default_factory=dict)  # url_key -> kind, of pages judged
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # url_key -> feed entry
+    feeds: list[str] = field(default_factory=list)
+    sitemaps: list[str] = field(default_factory=list)
+    cuts: Counter[str] = field(default_factory=Counter)
+    query_variants: Counter[str] = field(default_factory=Counter)
+    titles: Counter[str] = field(default_factory=Counter)
+    titled_pages: int = 0
+    offsets: Counter[timedelta] = field(default_factory=Counter)
+
+    def own(self, url: str) -> str | None:
+        """``url`` normalised, on the blog's own host when it is an alias or a mirror; None if not http."""
+        for base in self.bases:
+            if url == base or url.startswith(base + "/"):
+                url = self.origin + url[len(base):]
+                break
+        if not is_http_url(url):
+            return None
+        parts = urlsplit(url)
+        if host_of(url) in self.aliases:
+            url = self.origin + url[len(f"{parts.scheme}://{parts.netloc}"):]
+        return normalize_url(url)
+
+    def trap(self, url: str, depth: int) -> str | None:
+        """Why following ``url`` would lead into a trap, or None."""
+        parts = urlsplit(url)
+        for value in [*parts.path.split("/"), *(v for _, v in parse_qsl(parts.query))]:
+            match = DATE_VALUE.match(value)
+            if match and not 1990 <= int(match.group(1)) <= date.today().year + 1:
+                return "a calendar page outside 1990 to next year"
+        if parts.query:
+            self.query_variants[parts.path] += 1
+            if self.query_variants[parts.path] > self.max_query_variants:
+                return f"more than {self.max_query_variants} query-string variants of one path"
+        if depth > self.max_depth:
+            return f"deeper than {self.max_depth} links from the start"
+        return None
+
+    def note_title(self, title: str | None) -> None:
+        """Learn the blog's name from the parts its page titles share."""
+        edges = set(title_edges(title))
+        if edges:
+            self.titled_pages += 1
+            self.titles.update(edges)
+
+    @property
+    def site_name(self) -> str | None:
+        if not self.titles:
+            return None
+        name, count = self.titles.most_common(1)[0]
+        return name if count >= 3 and count >= self.titled_pages / 2 else None
+
+    def note_date(self, raw: str | None) -> None:
+        """Learn the blog's zone from the dates it writes with an offset."""
+        try:
+            dt = dateutil_parser.parse(raw) if raw else None
+        except (ValueError, OverflowError):
+            return
+        offset = dt.utcoffset() if dt else None
+        if offset is not None:
+            self.offsets[offset] += 1
+
+    @property
+    def default_tz(self) -> tzinfo | None:
+        if not self.offsets:
+            return None
+        return timezone(self.offsets.most_common(1)[0][0])
