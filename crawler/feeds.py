@@ -65,15 +65,18 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None) -> dic
 
 def _entry(entry: Any, base: str) -> dict[str, Any]:
     content = entry.get("content") or []
+    # dict.get: feedparser's own get() maps a missing "updated" to "published"
+    updated = parse_date(dict.get(entry, "updated_parsed")) or parse_date(dict.get(entry, "updated"))
+    published = parse_date(dict.get(entry, "published_parsed")) or parse_date(dict.get(entry, "published"))
     return {
         "url": urljoin(base, entry["link"]),
         "guid": entry.get("id") or entry["link"],
         "title": entry.get("title"),
         "author": entry.get("author"),
-        "published": parse_date(entry.get("published_parsed")) or parse_date(entry.get("published")),
-        "published_raw": entry.get("published"),
-        # dict.get: feedparser's own get() maps a missing "updated" to "published"
-        "updated": parse_date(dict.get(entry, "updated_parsed")) or parse_date(dict.get(entry, "updated")),
+        # RSS 1.0's dc:date is the item's only date; feedparser files it as "updated"
+        "published": published or updated,
+        "published_raw": dict.get(entry, "published") or dict.get(entry, "updated"),
+        "updated": updated,
         "tags": [t["term"].strip() for t in entry.get("tags", []) if (t.get("term") or "").strip()],
         "summary": entry.get("summary"),
         "content": content[0].get("value") if content else None,

@@ -27,7 +27,7 @@ def extract_file(path: str, url: str | None) -> dict:
     if post is None:
         return {"file": path, "error": "no article text found"}
     fields = asdict(post)
-    del fields["source_id"]
+    del fields["source_id"], fields["aliases"]  # known only to a crawl
     return {"file": path, **fields}
 
 

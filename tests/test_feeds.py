@@ -87,3 +87,61 @@ def test_sniffing():
     assert looks_like_feed(ATOM)
     assert looks_like_feed(JSON_FEED, "application/feed+json")
     assert not looks_like_feed((SITE / "index.html").read_bytes(), "text/html")
+
+
+RSS_091 = b"""<?xml version="1.0"?>
+<rss version="0.91"><channel><title>Old</title><link>http://old.test/</link>
+<item><title>Ninety-one</title><link>http://old.test/91.html</link><description>Short</description></item>
+</channel></rss>"""
+RDF = b"""<?xml version="1.0"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"
+         xmlns:dc="http://purl.org/dc/elements/1.1/">
+  <channel rdf:about="http://rdf.test/"><title>RDF</title><link>http://rdf.test/</link></channel>
+  <item rdf:about="http://rdf.test/one"><title>One</title><link>http://rdf.test/one</link>
+    <dc:date>2024-07-30T14:03:00+08:00</dc:date><dc:subject>notes</dc:subject><dc:creator>Ann</dc:creator></item>
+</rdf:RDF>"""
+ATOM_03 = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed version="0.3" xmlns="http://purl.org/atom/ns#">
+  <title>Atom 0.3</title><link rel="alternate" type="text/html" href="http://a03.test/"/>
+  <entry><title>Zero three</title><link rel="alternate" type="text/html" href="http://a03.test/e1"/>
+    <id>tag:a03.test,2004:1</id><issued>2004-07-30T14:03:00Z</issued><modified>2004-08-01T00:00:00Z</modified></entry>
+</feed>"""
+GBK_RSS = """<?xml version="1.0" encoding="gb2312"?>
+<rss version="2.0"><channel><title>朱镕基 堃</title><link>http://gbk.test/</link>
+<item><title>内存泄漏 堃</title><link>http://gbk.test/a/1.html</link><pubDate>Tue, 30 Jul 2024 14:03:00 +0800</pubDate></item>
+</channel></rss>""".encode("gbk")
+
+
+@pytest.mark.parametrize(
+    "body,url,title,published",
+    [
+        (RSS_091, "http://old.test/91.html", "Ninety-one", None),
+        (RDF, "http://rdf.test/one", "One", "2024-07-30T06:03:00Z"),
+        (ATOM_03, "http://a03.test/e1", "Zero three", "2004-07-30T14:03:00Z"),
+    ],
+    ids=["rss-0.91", "rss-1.0-rdf", "atom-0.3"],
+)
+def test_older_feed_formats(body, url, title, published):
+    (entry,) = parse_feed(body, "http://feed.test/feed")["entries"]
+    assert (entry["url"], entry["title"], entry["published"]) == (url, title, published)
+
+
+def test_gbk_feed_with_a_wrong_http_charset_is_read_right():
+    # GB2312 declared, a GBK-only character (堃) inside, and HTTP says ISO-8859-1.
+    feed = parse_feed(GBK_RSS, "http://gbk.test/rss.xml", http_charset="iso-8859-1")
+    assert feed["title"] == "朱镕基 堃"
+    assert feed["entries"][0]["title"] == "内存泄漏 堃"
+
+
+@pytest.mark.parametrize("bom", [True, False])
+def test_utf16_feed(bom):
+    body = ATOM.decode("utf-8").replace('encoding="utf-8"', 'encoding="utf-16"').encode("utf-16-le")
+    if bom:
+        body = b"\xff\xfe" + body
+    assert parse_feed(body, "https://blog.test/atom.xml")["entries"][0]["title"] == "First & last"
+
+
+def test_wordpress_feeds_are_recognised():
+    body = RSS.replace(b"<channel>", b"<channel><generator>https://wordpress.org/?v=6.5</generator>", 1)
+    assert parse_feed(body, "http://example-notes.test/feed.xml")["wordpress"]
+    assert not parse_feed(RSS, "http://example-notes.test/feed.xml")["wordpress"]
