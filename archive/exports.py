@@ -1,13 +1,17 @@
-"""Exports: a full SQL dump, or one table or read-only query as CSV, JSON or NDJSON."""
+"""Exports: a full SQL dump, a table or read-only query as CSV, JSON or NDJSON, Markdown files."""
 
 import csv
 import json
 import os
+import re
 import sqlite3
 import tempfile
+import unicodedata
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
+import yaml
 from sqlite_utils import Database
 
 
@@ -81,4 +85,48 @@ def write_rows(rows: Iterator[dict[str, Any]], out: TextIO, fmt: str) -> int:
             count += 1
     else:
         raise ValueError(f"unknown format: {fmt}")
+    return count
+
+
+SAFE_NAME = re.compile(r"[^\w\-.]+", re.UNICODE)
+MAX_NAME_BYTES = 150  # well under the 255 of common file systems, with room for "-NN.md"
+FRONT_MATTER_FIELDS = ("title", "url", "author", "published", "updated", "tags", "categories", "lang")
+
+
+def safe_filename(name: str, *, fallback: str = "post") -> str:
+    """A file name made of ``name``'s letters, digits, ``-``, ``_`` and ``.``: no path, no NUL, not hidden."""
+    name = SAFE_NAME.sub("-", unicodedata.normalize("NFC", name)).strip("-.")
+    while len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        name = name[:-1]
+    return name.rstrip("-.") or fallback
+
+
+def export_markdown(db: Database, out_dir: str) -> int:
+    """Write one Markdown file per post, with YAML front matter, under ``out_dir/SOURCE/``.
+
+    File names come from the publish day and the title, made safe: whatever a
+    post's title says, nothing is written outside ``out_dir``. Returns the
+    number of files written.
+    """
+    root = Path(out_dir).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    used: set[Path] = set()
+    count = 0
+    sql = "select p.*, s.name as source from posts p join sources s on s.id = p.source_id order by p.id"
+    for post in db.query(sql):
+        folder = root / safe_filename(post["source"], fallback=f"source-{post['source_id']}")
+        stem = safe_filename(f"{(post['published'] or '')[:10]}-{post['title'] or ''}".strip("-"))
+        path = folder / f"{stem}.md"
+        n = 1
+        while path in used:
+            n += 1
+            path = folder / f"{stem}-{n}.md"
+        if not path.resolve().is_relative_to(root):  # safe_filename makes this impossible; keep it so
+            raise ValueError(f"refusing to write outside {root}: {path}")
+        used.add(path)
+        folder.mkdir(exist_ok=True)
+        matter = {k: json.loads(post[k]) if k in ("tags", "categories") else post[k] for k in FRONT_MATTER_FIELDS}
+        front = yaml.safe_dump({k: v for k, v in matter.items() if v}, allow_unicode=True, sort_keys=False)
+        path.write_text(f"---\n{front}---\n\n{post['markdown'] or post['text'] or ''}\n", encoding="utf-8")
+        count += 1
     return count

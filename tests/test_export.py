@@ -45,3 +45,37 @@ def test_export_query_cannot_write(example_archive):
     assert proc.returncode == 1
     assert "readonly" in proc.stderr.lower() or "read-only" in proc.stderr.lower()
     assert len(table(example_archive, "posts")) == len(EXPECTED["posts"])
+
+
+def test_markdown_export_one_file_per_post(example_archive, tmp_path):
+    out = tmp_path / "md"
+    run_cli("export", "markdown", "-o", str(out), "--db", str(example_archive))
+    files = sorted((out / "example-notes.test").glob("*.md"))
+    assert len(files) == len(EXPECTED["posts"])
+    chinese = next(f for f in files if "内存泄漏" in f.name)
+    text = chinese.read_text(encoding="utf-8")
+    assert text.startswith("---\ntitle: 记一次 Node.js 服务的内存泄漏排查\nurl: http://example-notes.test/p/106/\n")
+    assert "内存" in text.split("---", 2)[2]
+
+
+HOSTILE_TITLES = ["../../escape", "/etc/passwd", "..", "a\x00b", "C:\\\\windows\\\\x", "é" * 300, "", "nul/../../x"]
+
+
+def test_markdown_export_never_writes_outside_its_folder(tmp_path):
+    from archive import ensure_source, open_archive, save_post, start_run
+
+    db_path = tmp_path / "hostile.db"
+    db = open_archive(db_path)
+    ensure_source(db, "https://blog.test/")
+    run = start_run(db, [1])
+    for i, title in enumerate(HOSTILE_TITLES):
+        save_post(db, {"source_id": 1, "url": f"https://blog.test/p/{i}", "title": title, "text": f"body {i}"}, run_id=run)
+    db.close()
+    out = tmp_path / "out"
+    run_cli("export", "markdown", "-o", str(out), "--db", str(db_path))
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix == ".md"]
+    assert len(written) == len(HOSTILE_TITLES)
+    for path in written:
+        assert path.resolve().is_relative_to(out.resolve())
+        assert len(path.name.encode()) < 255 and "\x00" not in path.name and not path.name.startswith(".")
+    assert sorted(p.read_text().split("\n\n", 1)[1].strip() for p in written) == sorted(f"body {i}" for i in range(len(HOSTILE_TITLES)))
