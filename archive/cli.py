@@ -28,7 +28,8 @@ from . import (
 from .exports import dump_sql, rows_for, write_rows
 from .urls import is_http_url, parse_host_map
 
-METADATA = Path(__file__).parent / "datasette" / "metadata.yml"
+DATASETTE_DIR = Path(__file__).parent / "datasette"
+METADATA = DATASETTE_DIR / "metadata.yml"
 EXTRACT_FIELDS = ("title", "author", "published", "updated", "tags", "lang")
 
 
@@ -208,11 +209,31 @@ def extract(files: tuple[str, ...], url: str | None, fmt: str) -> None:
         sys.exit(1)
 
 
+def datasette_args(db_path: str, host: str, port: int, public: bool, metadata_path: str) -> list[str]:
+    """``datasette serve`` arguments for the archive: the project's metadata, templates,
+    plugins and static files; read-only SQL within a time limit, none at all when public."""
+    settings = {
+        "sql_time_limit_ms": "2000",
+        "truncate_cells_html": "120",
+        "default_allow_sql": "off" if public else "on",
+    }
+    args = [
+        "serve", db_path, "--host", host, "--port", str(port), "--metadata", metadata_path,
+        "--template-dir", str(DATASETTE_DIR / "templates"),
+        "--plugins-dir", str(DATASETTE_DIR / "plugins"),
+        "--static", f"-/blogarchive:{DATASETTE_DIR / 'static'}",
+    ]
+    for name, value in settings.items():
+        args += ["--setting", name, value]
+    return args
+
+
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind; 0.0.0.0 exposes the archive.")
 @click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--public", is_flag=True, help="No arbitrary SQL: tables, facets, search and the canned queries only.")
 @db_option
-def serve(host: str, port: int, db_path: str) -> None:
+def serve(host: str, port: int, public: bool, db_path: str) -> None:
     """Browse the archive in Datasette."""
     _open(db_path).close()
     name = Path(db_path).stem
@@ -220,15 +241,11 @@ def serve(host: str, port: int, db_path: str) -> None:
     metadata["databases"] = {name: metadata["databases"]["archive"]}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(metadata, f)
-    click.echo(f"Serving {db_path} at http://{host}:{port}/{name}", err=True)
+    click.echo(f"Serving {db_path} at http://{host}:{port}/", err=True)
     from datasette.cli import cli as datasette_cli  # slow to import: only when serving
 
     try:
-        datasette_cli.main(
-            ["serve", db_path, "--metadata", f.name, "--host", host, "--port", str(port),
-             "--setting", "sql_time_limit_ms", "2000"],
-            prog_name="datasette",
-        )
+        datasette_cli.main(datasette_args(db_path, host, port, public, f.name), prog_name="datasette")
     finally:
         os.unlink(f.name)
 

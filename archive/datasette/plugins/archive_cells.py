@@ -1,0 +1,62 @@
+"""How the archive's cells read in HTML: tags as links, titles as links to their
+post's page, search snippets highlighted.
+
+Everything archived is escaped before any markup is added to it.
+"""
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+from datasette import hookimpl
+from datasette.app import Datasette
+from markupsafe import Markup, escape
+
+LISTS = ("tags", "categories")  # posts' columns holding a JSON array of terms
+
+
+def tag_link(tag: str, posts_url: str, column: str = "tags") -> Markup:
+    """A link to the posts whose ``column`` holds ``tag``."""
+    return Markup('<a class="tag" href="{}?{}__arraycontains={}">{}</a>').format(
+        posts_url, column, quote(tag, safe=""), tag
+    )
+
+
+def tags_html(value: str, posts_url: str, column: str = "tags") -> Markup | None:
+    """A JSON array of tags (or categories) as links; None when ``value`` is no such array."""
+    try:
+        tags = json.loads(value)
+    except ValueError:
+        return None
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        return None
+    return Markup('<span class="tags">{}</span>').format(Markup(" ").join(tag_link(t, posts_url, column) for t in tags))
+
+
+def snippet_html(value: str) -> Markup:
+    """A search snippet with its ``<mark>`` highlights, everything else escaped."""
+    return Markup(str(escape(value)).replace("&lt;mark&gt;", "<mark>").replace("&lt;/mark&gt;", "</mark>"))
+
+
+@hookimpl
+def render_cell(row: Any, value: Any, column: str, table: str | None, database: str, datasette: Datasette) -> Markup | None:
+    if not isinstance(value, str):
+        return None
+    posts_url = datasette.urls.table(database, "posts")
+    if column in LISTS:
+        return tags_html(value, posts_url, column)
+    if column == "tag" and table is None:
+        return tag_link(value, posts_url)
+    if column == "snippet" and table is None:
+        return snippet_html(value)
+    if column == "title":
+        post_id = post_of(row, table)
+        if post_id is not None:
+            return Markup('<a href="{}">{}</a>').format(datasette.urls.row(database, "posts", str(post_id)), value)
+    return None
+
+
+def post_of(row: Any, table: str | None) -> Any:
+    """The id of the post a row of the posts table, or of a query with a post_id column, is about."""
+    key = "id" if table == "posts" else "post_id" if table is None else None
+    return row[key] if key and key in row.keys() else None  # noqa: SIM118 (sqlite3.Row has keys(), no __contains__ by name)

@@ -1,0 +1,95 @@
+"""Search posts in any language, from Datasette's search box and canned queries.
+
+The archive's FTS5 index uses the trigram tokenizer, which finds nothing for
+words shorter than three characters, common in Chinese (内存). Datasette
+searches a table with ``{fts_pk} in (select rowid from {fts_table} where
+{fts_table} match escape_fts(:search))``, so metadata.yml names as the posts'
+``fts_table`` the temporary view ``posts_search`` made here on every
+connection. MATCH against a column of an ordinary view calls the SQL function
+``match()``, defined here: it answers from the FTS index for words of three
+characters or more and with instr() for shorter ones, every word required.
+"""
+
+import re
+import sqlite3
+
+from datasette import hookimpl
+
+from archive.queries import MIN_TRIGRAM_CHARS
+
+# A quoted phrase ("" is a quote inside it) or a run of non-space characters:
+# both what escape_fts() produces and what a person types.
+TERM = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
+SNIPPET_CHARS = 160
+
+
+def search_terms(query: str | None) -> list[str]:
+    """The words of a search, quotes removed."""
+    terms = (quoted.replace('""', '"') or bare for quoted, bare in TERM.findall(query or ""))
+    return [t for t in terms if t.strip()]
+
+
+def matching_post_ids(conn: sqlite3.Connection, terms: list[str]) -> frozenset[int]:
+    """Ids of the posts whose title or text contains every term, case-insensitively."""
+    ids: set[int] | None = None
+    long_terms = [t for t in terms if len(t) >= MIN_TRIGRAM_CHARS]
+    if long_terms:
+        fts = " ".join('"{}"'.format(t.replace('"', '""')) for t in long_terms)
+        ids = {r[0] for r in conn.execute("select rowid from posts_fts where posts_fts match ?", [fts])}
+    for term in terms:
+        if len(term) < MIN_TRIGRAM_CHARS:
+            found = {
+                r[0]
+                for r in conn.execute(
+                    "select id from posts where instr(lower(title), lower(:t)) or instr(lower(text), lower(:t))",
+                    {"t": term},
+                )
+            }
+            ids = found if ids is None else ids & found
+    return frozenset(ids or ())
+
+
+class PostMatcher:
+    """The ``match(query, post_id)`` SQL function behind ``posts_search``.
+
+    Datasette calls it once per post; the matching ids are computed once per
+    query and kept until another connection commits (a crawl saving posts).
+    """
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self.key: tuple[str, int] | None = None
+        self.ids: frozenset[int] = frozenset()
+
+    def __call__(self, query: str | None, post_id: int) -> bool:
+        key = (query or "", self.conn.execute("pragma data_version").fetchone()[0])
+        if key != self.key:
+            self.ids = matching_post_ids(self.conn, search_terms(query))
+            self.key = key
+        return post_id in self.ids
+
+
+def search_snippet(text: str | None, query: str | None) -> str:
+    """About SNIPPET_CHARS of ``text`` around the first word of ``query`` in it
+    (its start when only the title matched), each word between ``<mark>`` and ``</mark>``.
+
+    The result is plain text: whoever shows it as HTML escapes it first.
+    """
+    terms = search_terms(query)
+    text = " ".join((text or "").split())
+    if not terms:
+        return text[:SNIPPET_CHARS]
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)), re.IGNORECASE)
+    first = pattern.search(text)
+    start = max(0, first.start() - SNIPPET_CHARS // 3) if first else 0
+    marked = pattern.sub(lambda m: f"<mark>{m.group(0)}</mark>", text[start : start + SNIPPET_CHARS])
+    return ("…" if start else "") + marked + ("…" if start + SNIPPET_CHARS < len(text) else "")
+
+
+@hookimpl
+def prepare_connection(conn: sqlite3.Connection) -> None:
+    if not conn.execute("select 1 from sqlite_master where name = 'posts_fts'").fetchone():
+        return
+    conn.execute("create temp view if not exists posts_search(rowid, posts_search) as select id, id from posts")
+    conn.create_function("match", 2, PostMatcher(conn))
+    conn.create_function("search_snippet", 2, search_snippet, deterministic=True)
