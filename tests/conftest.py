@@ -4,17 +4,23 @@ Crawls run the ``blogarchive`` command in a subprocess, so no reactor lives
 in the test process.
 """
 
+import contextlib
 import functools
 import http.server
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+import archive
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "tests" / "site"
@@ -85,3 +91,95 @@ def db_path(tmp_path: Path) -> Path:
 def _no_archive_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BLOGARCHIVE_DB", raising=False)
     os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(db: Path, *args: str) -> Iterator[str]:
+    """``blogarchive serve`` on ``db`` (a real Datasette process) on a free port; yields its base URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [BLOGARCHIVE, "serve", "--db", str(db), "--port", str(port), *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(base + "/-/versions.json", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError("datasette did not start: " + proc.communicate()[1])
+            time.sleep(0.2)
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def example_datasette(example_archive: Path) -> Iterator[str]:
+    """``blogarchive serve`` on the crawled example blog; its base URL."""
+    with serving(example_archive) as base:
+        yield base
+
+
+# Archived content that must stay text: each payload, were it markup, would set
+# window.__xss and the page's title.
+SCRIPT_PAYLOAD = "<script>window.__xss = 1; document.title = 'pwned'</script>"
+IMG_PAYLOAD = "<img src=x onerror=\"window.__xss = 2; document.title = 'pwned'\">"
+HOSTILE = {
+    "url": "https://hostile.test/p/1",
+    "title": f"Hostile {SCRIPT_PAYLOAD}",
+    "author": f"Mallory {IMG_PAYLOAD}",
+    "published": "2024-01-01T00:00:00Z",
+    "updated": "2024-02-01T00:00:00Z",
+    "summary": f"Summary {SCRIPT_PAYLOAD}",
+    "text": f"Text with {SCRIPT_PAYLOAD} and {IMG_PAYLOAD} inside.",
+    "markdown": (
+        f"# Hostile\n\nMarkdown with {SCRIPT_PAYLOAD} inside.\n\n{IMG_PAYLOAD}\n\n"
+        "[a link](javascript:window.__xss=3)\n\n<div onmouseover=\"window.__xss = 4\">hover me</div>\n"
+    ),
+    "lang": "en",
+    "tags": [SCRIPT_PAYLOAD, IMG_PAYLOAD, "plain"],
+}
+GONE = {"url": "https://hostile.test/p/2", "title": "A post that went away", "text": "Gone but archived.",
+        "published": "2023-01-01T00:00:00Z", "tags": ["plain"]}
+
+
+@pytest.fixture(scope="session")
+def hostile_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An archive made with the library: a post full of script payloads, and a post
+    that the second crawl did not find again (its URL answered 404)."""
+    path = tmp_path_factory.mktemp("hostile") / "hostile.db"
+    db = archive.open_archive(path)
+    source = archive.ensure_source(db, "https://hostile.test/")
+    first = archive.start_run(db, [source["id"]])
+    for post in (HOSTILE, GONE):
+        archive.save_post(db, {**post, "source_id": source["id"]}, run_id=first)
+    archive.finish_run(db, first, status="finished", seconds=1, pages=2)
+    with db.atomic():  # last seen before the second crawl
+        db.execute("update posts set last_seen = '2024-03-01T00:00:00Z' where url = ?", [GONE["url"]])
+    second = archive.start_run(db, [source["id"]])
+    archive.save_post(db, {**HOSTILE, "source_id": source["id"]}, run_id=second)
+    archive.save_error(db, run_id=second, source_id=source["id"], url=GONE["url"], kind="http", message="404 Not Found")
+    archive.finish_run(db, second, status="finished", seconds=1, pages=2)
+    archive.update_source(db, source["id"], last_crawl_at=archive.get_run(db, second)["finished_at"],
+                          last_status="ok, 1 errors")
+    db.close()
+    return path
+
+
+@pytest.fixture(scope="session")
+def hostile_datasette(hostile_archive: Path) -> Iterator[str]:
+    """``blogarchive serve`` on the hostile archive; the URL of its database."""
+    with serving(hostile_archive) as base:
+        yield base + "/" + hostile_archive.stem

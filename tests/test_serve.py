@@ -1,54 +1,56 @@
-"""`blogarchive serve`: a real Datasette process on a crawled archive."""
+"""`blogarchive serve`: a real Datasette process on crawled and hand-made archives, over HTTP."""
 
+import html.parser
 import json
-import socket
+import re
+import shlex
+import shutil
 import subprocess
 import time
+import urllib.error
 import urllib.request
+import xml.etree.ElementTree as ET
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from conftest import EXPECTED, GONE, HOSTILE, IMG_PAYLOAD, ROOT, SCRIPT_PAYLOAD, serving
+from datasette.utils import tilde_encode
 
-from conftest import BLOGARCHIVE, EXPECTED
+import archive
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+ATOM = "{http://www.w3.org/2005/Atom}"
+NEWEST_FIRST = [p["title"] for p in sorted(EXPECTED["posts"], key=lambda p: p["published"], reverse=True)]
 
 
 @pytest.fixture(scope="module")
-def datasette(example_archive):
-    port = free_port()
-    proc = subprocess.Popen(
-        [BLOGARCHIVE, "serve", "--db", str(example_archive), "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(base + "/-/versions.json", timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise AssertionError("datasette did not start: " + proc.communicate()[1])
-            time.sleep(0.2)
-    yield base + "/" + example_archive.stem
-    proc.terminate()
-    proc.communicate(timeout=10)
+def datasette(example_datasette, example_archive):
+    """The URL of the example archive's database."""
+    return example_datasette + "/" + example_archive.stem
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
 
 
 def get_json(url: str):
-    with urllib.request.urlopen(url, timeout=10) as response:
-        assert response.status == 200
-        return json.load(response)
+    status, body = get(url)
+    assert status == 200, body[:500]
+    return json.loads(body)
 
 
 def titles(rows):
     return sorted(r["title"] for r in rows)
+
+
+def feed_entries(url: str) -> list[ET.Element]:
+    status, body = get(url)
+    assert status == 200, body[:500]
+    return ET.fromstring(body.encode()).findall(ATOM + "entry")
 
 
 def test_runs_datasette_065(datasette):
@@ -58,32 +60,250 @@ def test_runs_datasette_065(datasette):
 
 def test_posts_newest_first(datasette):
     rows = get_json(datasette + "/posts.json?_shape=array")
-    assert len(rows) == len(EXPECTED["posts"])
-    published = [r["published"] for r in rows]
-    assert published == sorted(published, reverse=True)
+    assert [r["title"] for r in rows] == NEWEST_FIRST
 
 
 def test_english_search_box(datasette):
     rows = get_json(datasette + "/posts.json?_shape=array&_search=sqlite")
     assert "Notes on SQLite WAL Mode" in titles(rows)
     assert "Being a Polite Crawler with Scrapy" not in titles(rows)
+    assert titles(get_json(datasette + "/posts.json?_shape=array&_search=" + quote("sqlite wal"))) == [
+        "Notes on SQLite WAL Mode"]
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("内存", ["记一次 Node.js 服务的内存泄漏排查"]),  # two characters: below the trigram index
+    ("内存 泄漏", ["记一次 Node.js 服务的内存泄漏排查"]),
+    ("数据库索引", ["数据库索引的几点笔记"]),
+    ("笔记", ["数据库索引的几点笔记"]),
+    ("内存 sqlite", []),
+])
+def test_chinese_search_box(datasette, query, expected):
+    assert titles(get_json(datasette + "/posts.json?_shape=array&_search=" + quote(query))) == expected
 
 
 def test_chinese_search_canned_query(datasette):
     rows = get_json(datasette + "/search.json?_shape=array&q=" + quote("内存"))
     assert titles(rows) == ["记一次 Node.js 服务的内存泄漏排查"]
+    assert "<mark>内存</mark>" in rows[0]["snippet"]
     rows = get_json(datasette + "/search.json?_shape=array&q=" + quote("数据库索引"))
     assert titles(rows) == ["数据库索引的几点笔记"]
+    assert get_json(datasette + "/search.json?_shape=array&q=") == []
 
 
 def test_facets_and_metadata(datasette):
     data = get_json(datasette + "/posts.json?_facet_size=10")
-    facets = data["facet_results"]
-    assert {"source_id", "tags", "lang"} <= set(facets)
-    langs = {f["value"]: f["count"] for f in facets["lang"]["results"]}
-    assert langs == {"en": 5, "zh": 2}
-    tags = {f["value"] for f in facets["tags"]["results"]}
-    assert {"笔记", "databases", "tools"} <= tags
-    with urllib.request.urlopen(datasette + "/posts", timeout=10) as response:
-        html = response.read().decode()
-    assert "One row per post" in html
+    facets = {(f["name"], f["type"]): {r["value"]: r["count"] for r in f["results"]} for f in data["facet_results"].values()}
+    assert facets[("lang", "column")] == {"en": 5, "zh": 2}
+    assert {"笔记", "databases", "tools"} <= set(facets[("tags", "array")])
+    assert facets[("published", "year")] == {"2024": 4, "2023": 3}
+    assert list(facets[("published", "month")]) == sorted({p["published"][:7] for p in EXPECTED["posts"]}, reverse=True)
+    assert len(get_json(datasette + "/posts.json?_shape=array&published__startswith=2023")) == 3
+    page = get(datasette + "/posts")[1]
+    assert "One row per post" in page and "published (month)" in page
+
+
+def test_every_visible_table_and_column_is_described(datasette):
+    metadata = get_json(datasette.rsplit("/", 1)[0] + "/-/metadata.json")
+    described = metadata["databases"][datasette.rsplit("/", 1)[1]]["tables"]
+    visible = [t for t in get_json(datasette + ".json")["tables"] if not t["hidden"]]
+    assert {t["name"] for t in visible} >= {"posts", "sources", "pages", "crawl_runs", "crawl_errors"}
+    for table in visible:
+        assert described.get(table["name"], {}).get("description"), table["name"]
+        assert set(table["columns"]) <= set(described[table["name"]].get("columns", {})), table["name"]
+
+
+def test_internal_tables_are_hidden_but_queryable(datasette):
+    hidden = {t["name"] for t in get_json(datasette + ".json")["tables"] if t["hidden"]}
+    assert {"posts_fts", "posts_fts_data", "_sqlite_migrations", "provenance"} <= hidden
+    status, page = get(datasette)
+    assert status == 200 and ">posts_fts<" not in page and ">provenance<" not in page
+    assert get_json(datasette + "/provenance.json?_shape=array&_size=1")
+    assert get_json(datasette + ".json?_shape=array&sql=" + quote("select count(*) as n from posts_fts"))[0]["n"] == 7
+
+
+def test_canned_queries_have_titles_descriptions_and_run(datasette):
+    queries = get_json(datasette + ".json")["queries"]
+    assert {q["name"] for q in queries} == {
+        "latest", "search", "source_posts", "posts_per_month", "tag_cloud", "recently_changed", "gone",
+        "crawl_health", "run_errors"}
+    for query in queries:
+        assert query["title"] and query["description"], query["name"]
+        status, body = get(f"{datasette}/{query['name']}.json?q=sqlite&source={EXPECTED['host']}")
+        assert status == 200, (query["name"], body[:300])
+
+
+def test_canned_queries_on_the_example_blog(datasette):
+    def rows(name, **params):
+        return get_json(f"{datasette}/{name}.json?_shape=array&" + "&".join(f"{k}={quote(v)}" for k, v in params.items()))
+
+    assert [r["title"] for r in rows("latest")] == NEWEST_FIRST
+    assert [r["title"] for r in rows("source_posts", source=EXPECTED["host"])] == NEWEST_FIRST
+    assert rows("source_posts", source="no-such-blog") == []
+    tags = {r["tag"]: r["posts"] for r in rows("tag_cloud")}
+    assert tags == {t: sum(t in p["tags"] for p in EXPECTED["posts"]) for t in tags} and tags["tools"] == 5
+    assert {r["month"]: r["posts"] for r in rows("posts_per_month")} == {p["published"][:7]: 1 for p in EXPECTED["posts"]}
+    [health] = rows("crawl_health")
+    assert (health["source"], health["posts"], health["errors"], health["last_status"]) == (EXPECTED["host"], 7, 0, "ok")
+    assert rows("gone") == rows("run_errors") == rows("recently_changed") == []
+
+
+def test_crawl_health_gone_and_errors_after_a_second_crawl(hostile_datasette):
+    [gone] = get_json(hostile_datasette + "/gone.json?_shape=array")
+    assert (gone["title"], gone["error"]) == (GONE["title"], "404 Not Found")
+    [health] = get_json(hostile_datasette + "/crawl_health.json?_shape=array")
+    assert (health["posts"], health["last_run"], health["errors"]) == (2, 2, 1)
+    assert health["last_error"].endswith("http: 404 Not Found")
+    [error] = get_json(hostile_datasette + "/run_errors.json?_shape=array")
+    assert (error["run_id"], error["url"]) == (2, GONE["url"])
+    assert get_json(hostile_datasette + "/run_errors.json?_shape=array&run=1") == []
+    [changed] = get_json(hostile_datasette + "/recently_changed.json?_shape=array")
+    assert changed["title"] == HOSTILE["title"]
+    assert get_json(hostile_datasette + "/recently_changed.json?_shape=array&since=2024-03-01") == []
+
+
+def test_atom_feeds_of_posts_queries(datasette):
+    entries = feed_entries(datasette + "/latest.atom")
+    assert [e.find(ATOM + "title").text for e in entries] == NEWEST_FIRST
+    wal = next(e for e in entries if e.find(ATOM + "title").text == "Notes on SQLite WAL Mode")
+    assert wal.find(ATOM + "link").get("href") == f"http://{EXPECTED['host']}/p/103/"
+    assert wal.find(ATOM + "author/" + ATOM + "name").text == "Dana Whitfield"
+    assert wal.find(ATOM + "content").get("type") == "html" and "<p>" in wal.find(ATOM + "content").text
+    [entry] = feed_entries(datasette + "/search.atom?q=" + quote("内存"))
+    assert entry.find(ATOM + "title").text == "记一次 Node.js 服务的内存泄漏排查"
+
+
+class Markup(html.parser.HTMLParser):
+    """The tags, attributes and text of an HTML fragment."""
+
+    def __init__(self, fragment: str):
+        super().__init__()
+        self.tags, self.attrs, self.text = [], [], []
+        self.feed(fragment)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs += attrs
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_payloads_are_text_in_the_atom_feed(hostile_datasette):
+    status, xml = get(hostile_datasette + "/latest.atom")
+    assert status == 200
+    assert "<script" not in xml and "<img" not in xml  # escaped, every one
+    entry = next(e for e in ET.fromstring(xml.encode()).findall(ATOM + "entry")
+                 if e.find(ATOM + "id").text == HOSTILE["url"])
+    assert entry.find(ATOM + "title").text == HOSTILE["title"]
+    content = Markup(entry.find(ATOM + "content").text)
+    assert "script" not in content.tags and "img" not in content.tags and "div" not in content.tags
+    assert not [(k, v) for k, v in content.attrs if k.startswith("on") or "javascript" in (v or "")]
+    assert SCRIPT_PAYLOAD in "".join(content.text) and IMG_PAYLOAD in "".join(content.text)
+
+
+def test_binds_to_loopback_only(datasette):
+    port = int(datasette.split(":")[2].split("/")[0])
+    listening = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, local_port = local.split(":")
+            if state == "0A" and int(local_port, 16) == port:
+                listening.add(address)
+    assert listening == {"0100007F"}  # 127.0.0.1, and nothing else
+
+
+def test_sql_is_read_only(datasette):
+    for sql in ("delete from posts", "update posts set title = 'x'", "drop table posts",
+                "select 1; delete from posts"):
+        assert get(datasette + ".json?sql=" + quote(sql))[0] == 400, sql
+    assert get_json(datasette + ".json?_shape=array&sql=" + quote("select count(*) as n from posts"))[0]["n"] == 7
+
+
+def test_sql_has_a_time_limit(datasette):
+    forever = "with recursive n(i) as (select 1 union all select i + 1 from n) select count(*) from n"
+    started = time.monotonic()
+    status, body = get(datasette + ".json?sql=" + quote(forever))
+    assert status == 400 and "too long" in body
+    assert time.monotonic() - started < 10
+
+
+@pytest.fixture(scope="module")
+def public_archive(example_archive, tmp_path_factory):
+    """A copy of the example archive under a file name with a space and dots."""
+    path = tmp_path_factory.mktemp("public") / "my blogs.v2.db"
+    shutil.copy(example_archive, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def public(public_archive):
+    """``blogarchive serve --public``: its base URL and the URL of its database."""
+    with serving(public_archive, "--public") as base:
+        [database] = [d for d in get_json(base + "/-/databases.json") if d["name"] == public_archive.stem]
+        yield base, base + "/" + tilde_encode(database["route"])
+
+
+def test_any_file_name_gets_the_metadata(public):
+    base, database = public
+    assert "One row per post" in get(database + "/posts")[1]
+    assert "Newest posts" in get(base + "/")[1]
+    assert titles(get_json(database + "/search.json?_shape=array&q=" + quote("内存"))) == ["记一次 Node.js 服务的内存泄漏排查"]
+
+
+def test_public_turns_arbitrary_sql_off(public):
+    base, database = public
+    assert get(database + ".json?sql=" + quote("select 1"))[0] == 403
+    assert get(database + "/posts.json?_where=" + quote("1 = 1"))[0] == 403
+    assert "Custom SQL query" not in get(database)[1]
+    assert get_json(base + "/-/settings.json")["default_allow_sql"] is False
+    assert "Notes on SQLite WAL Mode" in titles(get_json(database + "/posts.json?_shape=array&_search=sqlite"))
+    assert len(get_json(database + "/latest.json?_shape=array")) == 7
+    assert feed_entries(database + "/latest.atom")
+
+
+def test_serves_the_live_archive(public, public_archive):
+    """Not immutable: posts a crawl saves while Datasette runs show up at once."""
+    _, database = public
+    db = archive.open_archive(public_archive)
+    run = archive.start_run(db, [1])
+    archive.save_post(db, {"source_id": 1, "url": f"http://{EXPECTED['host']}/p/999/", "title": "Saved while serving",
+                           "text": "A brand new post.", "published": "2030-01-01T00:00:00Z"}, run_id=run)
+    db.close()
+    assert get_json(database + "/posts.json?_shape=array&_size=1")[0]["title"] == "Saved while serving"
+    assert titles(get_json(database + "/posts.json?_shape=array&_search=brand")) == ["Saved while serving"]
+
+
+def curl_examples() -> list[str]:
+    """The curl commands of docs/datasette.md."""
+    doc = (ROOT / "docs" / "datasette.md").read_text(encoding="utf-8")
+    return [line for block in re.findall(r"```bash\n(.*?)```", doc, re.DOTALL) for line in block.splitlines()
+            if line.startswith("curl ")]
+
+
+def test_docs_have_three_curl_examples():
+    assert len(curl_examples()) == 3
+
+
+@pytest.fixture(scope="module")
+def demo(example_archive, tmp_path_factory):
+    """``blogarchive serve --db demo.db`` on the example blog, as after ``make demo``; its base URL."""
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    shutil.copy(example_archive, path)
+    with serving(path) as base:
+        yield base
+
+
+@pytest.mark.parametrize("command", curl_examples())
+def test_docs_curl_example_works_as_pasted(command, demo):
+    """Each example as written, on a free port instead of 8001."""
+    args = [arg.replace("http://127.0.0.1:8001", demo) for arg in shlex.split(command)]
+    proc = subprocess.run(["curl", "--fail", "--silent", "--show-error", *args[1:]],
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()
+    if ".atom" in command:
+        assert ET.fromstring(proc.stdout.encode()).findall(ATOM + "entry")
+    else:
+        assert json.loads(proc.stdout)
