@@ -173,7 +173,7 @@ def test_atom_feeds_of_posts_queries(datasette):
     assert entry.find(ATOM + "title").text == "记一次 Node.js 服务的内存泄漏排查"
 
 
-class Markup(html.parser.HTMLParser):
+class Fragment(html.parser.HTMLParser):
     """The tags, attributes and text of an HTML fragment."""
 
     def __init__(self, fragment: str):
@@ -196,7 +196,7 @@ def test_payloads_are_text_in_the_atom_feed(hostile_datasette):
     entry = next(e for e in ET.fromstring(xml.encode()).findall(ATOM + "entry")
                  if e.find(ATOM + "id").text == HOSTILE["url"])
     assert entry.find(ATOM + "title").text == HOSTILE["title"]
-    content = Markup(entry.find(ATOM + "content").text)
+    content = Fragment(entry.find(ATOM + "content").text)
     assert "script" not in content.tags and "img" not in content.tags and "div" not in content.tags
     assert not [(k, v) for k, v in content.attrs if k.startswith("on") or "javascript" in (v or "")]
     assert SCRIPT_PAYLOAD in "".join(content.text) and IMG_PAYLOAD in "".join(content.text)
