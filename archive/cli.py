@@ -25,7 +25,7 @@ from . import (
     open_archive,
     search_posts,
 )
-from .exports import dump_sql, rows_for, write_rows
+from .exports import dump_sql, export_markdown, rows_for, write_rows
 from .urls import is_http_url, parse_host_map
 
 DATASETTE_DIR = Path(__file__).parent / "datasette"
@@ -251,20 +251,35 @@ def serve(host: str, port: int, public: bool, db_path: str) -> None:
 
 
 @cli.command()
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["sql", "csv", "json", "ndjson"]))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["sql", "csv", "json", "ndjson", "markdown"]))
 @click.option("--table", help="Export this table.")
 @click.option("--query", help="Export the rows of this read-only SQL query.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write here instead of standard output.")
+@click.option("-o", "--output", type=click.Path(writable=True),
+              help="Write here instead of standard output (markdown: the folder to write into).")
 @db_option
 def export(fmt: str, table: str | None, query: str | None, output: str | None, db_path: str) -> None:
-    """Export the archive: a full SQL dump, or a table or query as CSV/JSON/NDJSON."""
-    if fmt == "sql" and (table or query):
-        raise click.UsageError("sql exports the whole archive; --table and --query are for csv, json and ndjson")
-    if fmt != "sql" and bool(table) == bool(query):
+    """Export the archive: a full SQL dump, a table or query as CSV/JSON/NDJSON, or Markdown files.
+
+    ``markdown`` writes one file per post, with YAML front matter, into
+    OUTPUT/SOURCE/; file names are made from the date and title, made safe.
+    """
+    if fmt in ("sql", "markdown") and (table or query):
+        raise click.UsageError(f"{fmt} exports the whole archive; --table and --query are for csv, json and ndjson")
+    if fmt not in ("sql", "markdown") and bool(table) == bool(query):
         raise click.UsageError("give --table or --query")
+    if fmt == "markdown" and not output:
+        raise click.UsageError("markdown needs -o FOLDER")
     if not os.path.exists(db_path):
         raise click.ClickException(f"no archive at {db_path}")
     db = _open(db_path, migrate=False)
+    if fmt == "markdown":
+        assert output is not None
+        try:
+            count = export_markdown(db, output)
+        except OSError as e:
+            raise click.ClickException(f"cannot write to {output}: {e.strerror}") from e
+        click.echo(f"{count} posts written to {output}", err=True)
+        return
     out = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
     try:
         if fmt == "sql":
