@@ -23,8 +23,9 @@ TRACKING_PARAMS = (
     "phpsessid",
     "jsessionid",
     "replytocom",
+    "replyto",
 )
-DROPPED_PARAMS = TRACKING_PARAMS + tuple(p.upper() for p in TRACKING_PARAMS)
+DROPPED_PARAMS = TRACKING_PARAMS + tuple(p.upper() for p in TRACKING_PARAMS) + ("replyTo", "PHPSESSID")
 PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.I)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 INDEX_FILE = re.compile(r"/index\.(html?|php)$")

@@ -13,6 +13,7 @@ import re
 from datetime import date, datetime, tzinfo
 from typing import Any
 
+import py3langid
 from lxml import html as lxml_html
 from parsel import Selector
 from trafilatura import bare_extraction
@@ -44,6 +45,8 @@ ENTITY = re.compile(r"&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 # A feed's full text wins over the page's extraction when this much longer.
 FEED_TEXT_RATIO = 1.5
 CONFLICT_SECONDS = 86_400
+# Below this many letters, a language guess is no better than the page's lang attribute.
+MIN_LANGID_CHARS = 200
 
 
 def extract_post(
@@ -143,7 +146,8 @@ def _html_to_text(fragment: str) -> str:
 
 
 def detect_lang(text: str, declared: str | None) -> str | None:
-    """The text's language: its script when that is CJK, else the page's ``lang``."""
+    """The text's language (ISO 639-1): its script when that is CJK, else py3langid's
+    guess, which the page's ``lang`` settles when the text is too short to tell."""
     sample = text[:5000]
     cjk = len(CJK.findall(sample))
     latin = sum(len(w) for w in LATIN_WORD.findall(sample))
@@ -151,10 +155,11 @@ def detect_lang(text: str, declared: str | None) -> str | None:
         if KANA.search(sample):
             return "ja"
         return "ko" if len(HANGUL.findall(sample)) > cjk / 2 else "zh"
-    code = (declared or "").split("-")[0].split("_")[0].lower()
-    if code in {"zh", "ja", "ko"}:
-        return None if latin else code
-    return code or None
+    code = (declared or "").split("-")[0].split("_")[0].lower() or None
+    if latin < MIN_LANGID_CHARS:
+        return None if code in {"zh", "ja", "ko"} else code
+    guess, _ = py3langid.classify(sample)
+    return str(guess)
 
 
 def word_count(text: str) -> int:

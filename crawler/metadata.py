@@ -8,17 +8,22 @@ provenance).
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 from parsel import Selector
 
-from .pages import ARTICLE_TYPES, ld_nodes
+from .pages import ARTICLE_TYPES, ld_nodes, url_date, visible_date
 
-CJK_DATE_TEXT = re.compile(r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日(?:\s*\d{1,2}[:：]\d{2})?")
-URL_DATE = re.compile(r"/((?:19|20)\d{2})/(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/")
 SEPARATOR = re.compile(r"\s+[|\-–—·»]\s+")
-TAG_FOLDERS = {"tag", "tags", "t"}
-CATEGORY_FOLDERS = {"category", "categories"}
+TAG_FOLDERS = {"tag", "tags", "t"}  # /tags/NAME/, /t/NAME, /tags/#name, ?tag=NAME
+CATEGORY_FOLDERS = {"category", "categories", "cat"}
+# Site furniture: menus, sidebars, headers and footers, by element or by id/class.
+BOILERPLATE = " or ".join(
+    ["self::nav", "self::header", "self::footer", "self::aside"]
+    + [f'contains(translate(@id, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"), "{w}")'
+       f' or contains(translate(@class, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"), "{w}")'
+       for w in ("menu", "nav", "sidebar", "widget", "footer", "header")]
+)
 
 
 @dataclass
@@ -47,8 +52,8 @@ def candidates(sel: Selector, url: str, entry: dict[str, Any], *, site_name: str
         ("published", _meta(sel, "article:published_time"), "article:published_time"),
         ("published", sel.xpath('//*[@itemprop="datePublished"]/@content | //*[@itemprop="datePublished"]/@datetime').get(), "itemprop datePublished"),
         ("published", sel.xpath("(//article//time/@datetime | //main//time/@datetime)[1]").get(), "<time datetime>"),
-        ("published", _visible_cjk_date(sel), "visible date"),
-        ("published", _url_date(url), "URL date"),
+        ("published", visible_date(sel), "visible date"),
+        ("published", url_date(url), "URL date"),
         ("updated", entry.get("updated"), "feed"),
         ("updated", ld.get("dateModified"), "JSON-LD dateModified"),
         ("updated", _meta(sel, "article:modified_time"), "article:modified_time"),
@@ -109,27 +114,36 @@ def _single_h1(sel: Selector) -> str | None:
 
 
 def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
-    """Tags and categories the post links to: ``/tags/NAME``, ``/tags/#name``, ``rel=tag``.
+    """Tags and categories the post links to: ``/tags/NAME``, ``/tags/#name``, ``?tag=NAME``.
 
     Only links within the blog count, and only in the article when there is one.
+    When a page marks some of them ``rel=tag``, the unmarked ones are navigation
+    (a sidebar's tag cloud) and are left out.
     """
-    scope = sel.xpath("(//article)[1]") or sel
+    article = sel.xpath("(//article)[1]")
+    # Inside an <article>, its own header and footer hold the post's terms;
+    # without one, menus, sidebars, headers and footers are site furniture.
+    links = article.xpath(".//a[@href]") if article else sel.xpath(f"//a[@href][not(ancestor::*[{BOILERPLATE}])]")
     host = urlsplit(url).netloc
-    tags, categories = [], []
-    for link in scope.xpath(".//a[@href]"):
+    found: dict[str, list[tuple[str, bool]]] = {"tags": [], "categories": []}
+    for link in links:
         href = urlsplit(urljoin(url, link.attrib["href"]))
-        if href.netloc != host:
+        text = " ".join(link.xpath("string()").get().split()).lstrip("#").strip()
+        if href.netloc != host or not text:
             continue
         rel = (link.attrib.get("rel") or "").lower().split()
         segments = [unquote(s).lower() for s in href.path.split("/") if s]
         folder = segments[-1] if href.fragment and segments else (segments[-2] if len(segments) > 1 else "")
-        text = " ".join(link.xpath("string()").get().split()).lstrip("#").strip()
-        if not text:
-            continue
+        params = {k.lower() for k, _ in parse_qsl(href.query)}
+        folder = folder or next((p for p in params if p in TAG_FOLDERS | CATEGORY_FOLDERS), "")
         if folder in CATEGORY_FOLDERS or ("category" in rel and folder not in TAG_FOLDERS):
-            categories.append(text)
+            found["categories"].append((text, bool(rel)))
         elif folder in TAG_FOLDERS or "tag" in rel:
-            tags.append(text)
+            found["tags"].append((text, "tag" in rel))
+    tags, categories = (
+        [text for text, marked in links if marked or not any(m for _, m in links)]
+        for links in (found["tags"], found["categories"])
+    )
     return tags, categories
 
 
@@ -157,12 +171,3 @@ def _keywords(value: Any) -> list[str]:
     return [str(k) for k in value] if isinstance(value, list) else []
 
 
-def _visible_cjk_date(sel: Selector) -> str | None:
-    scope = sel.xpath("//article") or sel.xpath("//main") or sel.xpath("//body")
-    match = CJK_DATE_TEXT.search(scope[0].xpath("string()").get()) if scope else None
-    return match.group(0) if match else None
-
-
-def _url_date(url: str) -> str | None:
-    match = URL_DATE.search(url)
-    return "-".join(f"{int(g):02d}" for g in match.groups()) if match else None

@@ -26,9 +26,12 @@ ARTICLE_TYPES = {
 # and Chinese blog engines (WordPress, Ghost, Typecho, Hexo, Hugo, Jekyll).
 LISTING_SEGMENTS = {
     "tag", "tags", "t", "category", "categories", "cat", "author", "authors",
-    "archive", "archives", "page", "search", "label", "labels", "topic", "topics",
+    "page", "search", "label", "labels", "topic", "topics",
     "feed", "comments", "wp-json", "wp-admin", "wp-login.php",
 }
+# Archive folders list posts by date (/archives/2024/07/), but WordPress and
+# Typecho also keep posts in them (/archives/123, /archives/123.html).
+ARCHIVE_SEGMENTS = {"archive", "archives"}
 PAGE_SLUGS = {
     "about", "about-me", "about-us", "contact", "contact-me", "privacy",
     "privacy-policy", "imprint", "impressum", "legal", "terms", "login", "register",
@@ -38,6 +41,14 @@ PAGE_SLUGS = {
 PAGINATION = re.compile(r"^page-?\d+$|^index\d+\.html?$", re.I)
 PAGE_PARAMS = {"page", "paged", "start", "offset"}
 DIGITS = re.compile(r"\d")
+# The whole text of a teaser's link on a listing page, in the usual languages.
+READ_MORE = re.compile(
+    r"^(read more|continue reading|more|more\.\.\.|read the rest|keep reading|read full (post|article)|"
+    r"阅读全文|继续阅读|阅读更多|查看全文|read note|続きを読む|weiterlesen|lire la suite|leer más)\s*[»›→…>.]*$",
+    re.I,
+)
+URL_DATE = re.compile(r"/((?:19|20)\d{2})/(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/")
+CJK_DATE_TEXT = re.compile(r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日(?:\s*\d{1,2}[:：]\d{2})?")
 
 
 @dataclass
@@ -49,6 +60,8 @@ class PageEvidence:
     refresh: str | None = None  # target of <meta http-equiv="refresh">
     articles: int = 0  # number of <article> elements
     lang: str | None = None  # <html lang>
+    read_more: int = 0  # links named "Read more", "阅读全文" ...: a listing's teasers
+    visible_date: str | None = None  # a date written out, such as 2024年7月30日
 
     @property
     def ld_article(self) -> bool:
@@ -74,7 +87,22 @@ def read_evidence(sel: Selector) -> PageEvidence:
         ev.refresh = refresh[refresh.lower().index("url=") + 4 :].strip(" '\"")
     ev.articles = len(sel.xpath("//article"))
     ev.lang = (sel.xpath("/html/@lang").get() or "").strip() or None
+    ev.read_more = sum(bool(READ_MORE.match(" ".join(t.split()))) for t in sel.xpath("//a").xpath("string()").getall())
+    ev.visible_date = visible_date(sel)
     return ev
+
+
+def visible_date(sel: Selector) -> str | None:
+    """A date the article writes out in words, such as 2024年7月30日."""
+    scope = sel.xpath("//article") or sel.xpath("//main") or sel.xpath("//body")
+    match = CJK_DATE_TEXT.search(scope[0].xpath("string()").get()) if scope else None
+    return match.group(0) if match else None
+
+
+def url_date(url: str) -> str | None:
+    """The ``YYYY-MM-DD`` of a ``/YYYY/MM/DD/`` URL."""
+    match = URL_DATE.search(url)
+    return "-".join(f"{int(g):02d}" for g in match.groups()) if match else None
 
 
 def ld_nodes(script: str) -> list[dict]:
@@ -121,14 +149,31 @@ def listing_reason(url: str, scope: str) -> str | None:
     if PAGE_PARAMS & set(parse_qs(parts.query)):
         return "a paginated listing (page parameter)"
     segments = [s.lower() for s in rel.split("/") if s]
-    for seg in segments:
+    for i, seg in enumerate(segments):
         if seg in LISTING_SEGMENTS:
             return f"a listing URL (/{seg}/)"
+        if seg in ARCHIVE_SEGMENTS and (_is_date_path(segments[i + 1 :]) or _is_page_path(segments[i + 1 :])):
+            return f"a listing URL (/{seg}/)"
+    if _is_date_path(segments) and segments:
+        return "a date archive"
     if segments and PAGINATION.match(segments[-1]):
         return "a paginated listing"
     if segments and segments[-1].rsplit(".", 1)[0] in PAGE_SLUGS:
         return f"a site page (/{segments[-1]}/)"
     return None
+
+
+def _is_date_path(segments: list[str]) -> bool:
+    """``[]``, ``[2024]``, ``[2024, 07]`` or ``[2024, 07, 30]``."""
+    if not segments:
+        return True
+    year, rest = segments[0], segments[1:]
+    return (len(year) == 4 and year.isdigit() and 1990 <= int(year) <= 2100 and len(rest) <= 2
+            and all(s.isdigit() and len(s) <= 2 for s in rest))
+
+
+def _is_page_path(segments: list[str]) -> bool:
+    return len(segments) == 2 and segments[0] == "page" and segments[1].isdigit()
 
 
 def url_shape(url: str, scope: str) -> str:
@@ -172,6 +217,8 @@ def decide(
         return ("page" if reason.startswith("a site page") else "listing"), reason
     if ev.og_type and ev.og_type != "article" and not (in_feed and ev.ld_article):
         return "page", f"og:type is {ev.og_type}"
+    if ev.read_more and not in_feed:
+        return "listing", f"{ev.read_more} \"read more\" links to other pages"
     evidence = [
         name
         for name, present in (
@@ -181,12 +228,15 @@ def decide(
         )
         if present
     ]
+    shape = url_shape(url, scope)
+    if not evidence and sections.shapes.get(shape, 0) >= 2:
+        evidence = [f"its URL shape {shape} holds {sections.shapes[shape]} feed entries"]
     if not evidence:
         if dated_text and ev.articles <= 1:
             evidence = ["an article body with a publish date"]
         else:
             return "page", "no post evidence (no feed entry, og:type, JSON-LD or dated article)"
-    minor = sections.minor_section(url_shape(url, scope))
+    minor = sections.minor_section(shape)
     if minor:
         return "page", minor
     return "post", ", ".join(evidence)

@@ -24,6 +24,8 @@ SCOPE = "https://blog.test/"
         "https://blog.test/tags/sqlite/",
         "https://blog.test/category/notes/",
         "https://blog.test/archives/2024/07/",
+        "https://blog.test/archives/",
+        "https://blog.test/archives/page/3/",
         "https://blog.test/author/ann/",
         "https://blog.test/about/",
         "https://blog.test/search/?q=x",
@@ -34,7 +36,15 @@ def test_listing_and_site_page_urls(url):
 
 
 @pytest.mark.parametrize(
-    "url", ["https://blog.test/p/378", "https://blog.test/2024/07/30/hello/", "https://blog.test/?p=12", "https://blog.test/posts/about-time/"]
+    "url",
+    [
+        "https://blog.test/p/378",
+        "https://blog.test/2024/07/30/hello/",
+        "https://blog.test/?p=12",
+        "https://blog.test/posts/about-time/",
+        "https://blog.test/archives/123",
+        "https://blog.test/archives/12.html",
+    ],
 )
 def test_post_urls_are_not_listings(url):
     assert listing_reason(url, SCOPE) is None

@@ -29,7 +29,7 @@ from ..encoding import html_encoding
 from ..extract import extract_post
 from ..feeds import FeedError, looks_like_feed, parse_feed
 from ..items import CrawlError, PageRecord, PostAlias, SourceUpdate
-from ..pages import SectionStats, decide, in_scope, read_evidence, url_shape
+from ..pages import SectionStats, decide, in_scope, read_evidence, url_date, url_shape
 from .state import SourceState
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
@@ -276,7 +276,8 @@ class BlogSpider(Spider):
         state.note_title(sel.xpath("string(//title)").get())
         state.note_date(evidence.published)
         kind, reason = decide(url, state.scope, evidence, in_feed=entry is not None,
-                              dated_text=bool(evidence.published), sections=state.sections)
+                              dated_text=bool(evidence.published or evidence.visible_date or url_date(url)),
+                              sections=state.sections)
         state.parsed[url_key(url)] = kind
         yield PageRecord(url, state.id, kind, reason)
         if kind != "post":
