@@ -46,6 +46,11 @@ RETRY_TIMES = 2
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
 
 DOWNLOADER_MIDDLEWARES = {
+    # first: nothing internal is fetched unless the user typed it
+    "crawler.safety.PrivateAddressMiddleware": 50,
+    # RFC 9309: an unreachable robots.txt disallows everything
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crawler.safety.RobotsPolicyMiddleware": 100,
     # closest to the downloader, so every other middleware sees original URLs
     "crawler.middlewares.MapHostsMiddleware": 990,
 }

@@ -51,6 +51,7 @@ class BlogSpider(Spider):
         super().__init__(**kwargs)
         self.seed_urls = url.split() if url else []
         self.max_pages_arg = int(max_pages) if max_pages else None
+        self.trusted_hosts: set[str] = set()  # hosts the user typed: see crawler.safety
 
     async def start(self) -> AsyncIterator[Request]:
         settings = self.crawler.settings
@@ -93,6 +94,7 @@ class BlogSpider(Spider):
             sections=SectionStats(min_share=settings.getfloat("ARCHIVE_SECTION_MIN_SHARE")),
         )
         state.seen.add(url_key(source["url"]))
+        self.trusted_hosts |= aliases
         return state
 
     # -- requests ---------------------------------------------------------
@@ -342,5 +344,6 @@ def _content_type(response: Response) -> str:
 def _error_kind(failure: Failure) -> str:
     name = type(failure.value).__name__
     if name == "IgnoreRequest":
-        return "robots"
+        message = str(failure.value)
+        return "robots" if "robots.txt" in message else "refused" if message.startswith("refused") else "ignored"
     return "network" if "Error" in name or "Timeout" in name else name.lower()

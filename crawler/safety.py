@@ -1,0 +1,118 @@
+"""Downloader middlewares that keep a crawl from being turned against the machine it runs on.
+
+``PrivateAddressMiddleware``: only the hosts the user typed (seeds, their
+aliases, ``--map-host`` targets, each with its port) may be loopback, private
+or link-local addresses. Anything else, a redirect above all, that names or resolves to
+such an address, in any spelling (``2130706433``, ``0x7f000001``,
+``0177.0.0.1``, ``[::1]``), is refused.
+
+``RobotsPolicyMiddleware``: Scrapy's robots.txt handling, with RFC 9309's
+rule for an unreachable robots.txt: a 5xx answer or a network error means
+that nothing on the host may be fetched; a 4xx means everything may.
+"""
+
+import asyncio
+import ipaddress
+import socket
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy import Request
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
+
+from archive.urls import host_of
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def literal_address(host: str) -> Address | None:
+    """The address an IP literal names, in any of the spellings resolvers accept."""
+    try:
+        return ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        pass
+    try:  # 2130706433, 0x7f000001, 0177.0.0.1, 127.1: what inet_aton (and so curl, browsers) accept
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
+
+
+def is_internal(address: Address) -> bool:
+    """Loopback, private, link-local, multicast, reserved or unspecified."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return not address.is_global or address.is_multicast
+
+
+class PrivateAddressMiddleware:
+    def __init__(self, crawler: "Crawler"):
+        self.crawler = crawler
+        self.verdicts: dict[str, str | None] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: "Crawler") -> "PrivateAddressMiddleware":
+        return cls(crawler)
+
+    def trusted(self) -> set[str]:
+        """``host[:port]`` of what the user typed: the seeds' hosts and the mirrors they map to."""
+        hosts = set(getattr(self.crawler.spider, "trusted_hosts", ()))
+        hosts |= {host_of(base) for base in self.crawler.settings.getdict("ARCHIVE_MAP_HOSTS").values()}
+        return hosts
+
+    async def process_request(self, request: Request) -> None:
+        parts = urlsplit(request.url)
+        if parts.scheme not in ("http", "https"):
+            raise IgnoreRequest(f"refused: {parts.scheme}: URLs are never fetched")
+        if host_of(request.url) in self.trusted():
+            return
+        host = (parts.hostname or "").lower()
+        if host not in self.verdicts:
+            self.verdicts[host] = await self._verdict(host)
+        if self.verdicts[host]:
+            self.crawler.stats.inc_value("archive/refused_internal")
+            raise IgnoreRequest(f"refused: {host} {self.verdicts[host]}")
+
+    async def _verdict(self, host: str) -> str | None:
+        address = literal_address(host)
+        if address is not None:
+            return f"is the internal address {address}" if is_internal(address) else None
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            return None  # the download itself will fail and say so
+        for *_, sockaddr in infos:
+            resolved = ipaddress.ip_address(sockaddr[0])
+            if is_internal(resolved):
+                return f"resolves to the internal address {resolved}"
+        return None
+
+
+class RobotsPolicyMiddleware(RobotsTxtMiddleware):
+    def __init__(self, crawler: "Crawler"):
+        super().__init__(crawler)
+        self.unreachable: dict[str, str] = {}
+
+    async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
+        if response.status >= 500:
+            self.unreachable[netloc] = f"HTTP {response.status}"
+        await super()._parse_robots(response, netloc, request)
+
+    def _robots_error(self, exc: Exception, netloc: str) -> None:
+        if not isinstance(exc, IgnoreRequest):
+            self.unreachable[netloc] = type(exc).__name__
+        super()._robots_error(exc, netloc)
+
+    def process_request_2(self, rp: Any, request: Request) -> None:
+        netloc = urlsplit(request.url).netloc
+        if netloc in self.unreachable:
+            self.crawler.stats.inc_value("robotstxt/forbidden")
+            raise IgnoreRequest(
+                f"Forbidden by robots.txt: unreachable ({self.unreachable[netloc]}), "
+                "which RFC 9309 reads as disallowing everything"
+            )
+        super().process_request_2(rp, request)
