@@ -30,7 +30,7 @@ def test_migrating_twice_is_a_no_op(db_path):
     open_archive(db_path).close()
     db = open_archive(db_path)
     assert migrations.pending(db) == []
-    assert [m.name for m in migrations.applied(db)] == ["create_core_tables", "create_pages_table", "enable_posts_search"]
+    assert [m.name for m in migrations.applied(db)] == ["create_core_tables", "create_pages_table", "enable_posts_search", "add_incremental_crawling"]
 
 
 def test_missing_directory_and_non_database_file(tmp_path):

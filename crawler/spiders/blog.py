@@ -22,11 +22,14 @@ from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
 
 from archive import ensure_source, find_sources, open_archive
+from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import host_of, is_http_url, normalize_url
 
+from ..conditional import REVALIDATE
 from ..extract import extract_post
 from ..feeds import FeedError, looks_like_feed, parse_feed
-from ..items import CrawlError, PageRecord, SourceUpdate
+from ..incremental import SourcePlan, load_plan, sitemap_lastmod
+from ..items import CrawlError, PageRecord, PostGone, SourceUpdate
 from ..pages import SectionStats, decide, in_scope, read_evidence, url_shape
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
@@ -59,6 +62,7 @@ class SourceState:
     feeds: list[str] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
     budget_noted: bool = False
+    plan: SourcePlan | None = None  # what this run does for the source (crawler/incremental.py)
 
     def own(self, url: str) -> str | None:
         """``url`` normalised, on the blog's own host when it is an alias; None if not http."""
@@ -73,21 +77,26 @@ class SourceState:
 class BlogSpider(Spider):
     name = "blog"
 
-    def __init__(self, url: str | None = None, max_pages: str | None = None, **kwargs: Any):
+    def __init__(self, url: str | None = None, max_pages: str | None = None, mode: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.seed_urls = url.split() if url else []
         self.max_pages_arg = int(max_pages) if max_pages else None
+        self.mode = mode or "incremental"
+        if self.mode not in ("incremental", "recheck", "full"):
+            raise ValueError(f"mode is incremental, recheck or full, not {mode!r}")
+        self.states: list[SourceState] = []
 
     async def start(self) -> AsyncIterator[Request]:
         settings = self.crawler.settings
-        db = open_archive(settings.get("ARCHIVE_PATH"))
-        try:
-            sources = [ensure_source(db, u) for u in self.seed_urls] if self.seed_urls else find_sources(db)
-        finally:
-            db.close()
+        db = self.archive = open_archive(settings.get("ARCHIVE_PATH"))
+        sources = [ensure_source(db, u) for u in self.seed_urls] if self.seed_urls else find_sources(db)
         if not sources:
             self.logger.warning("no sources to crawl: give a URL or add sources first")
         for source in sources:
+            not_before = get_host(db, host_of(source["url"]))["not_before"]
+            if in_future(not_before):
+                yield CrawlError(source["id"], source["url"], "deferred", f"the host asked to be left alone until {not_before} (Retry-After)")
+                continue
             state = self._state_for(source)
             yield Request(
                 source["url"],
@@ -97,6 +106,9 @@ class BlogSpider(Spider):
                 priority=DISCOVERY_PRIORITY,
                 meta={"source_id": state.id, "seed": True},
             )
+            for url in state.plan.due if state.plan else []:
+                for request in self._page(state, url):
+                    yield request
 
     def _state_for(self, source: dict[str, Any]) -> SourceState:
         settings = self.crawler.settings
@@ -112,11 +124,24 @@ class BlogSpider(Spider):
             scope=source["scope"],
             origin=f"{parts.scheme}://{parts.netloc}",
             aliases=aliases,
-            max_pages=self.max_pages_arg or settings.getint("ARCHIVE_MAX_PAGES"),
+            max_pages=self.max_pages_arg or source.get("max_pages") or settings.getint("ARCHIVE_MAX_PAGES"),
             sections=SectionStats(min_share=settings.getfloat("ARCHIVE_SECTION_MIN_SHARE")),
+            plan=load_plan(self.archive, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
         )
         state.seen.add(source["url"])
+        start_source_crawl(self.archive, state.id)
+        self.states.append(state)
         return state
+
+    def closed(self, reason: str) -> None:
+        archive = getattr(self, "archive", None)
+        if archive is None:
+            return
+        for state in self.states:
+            assert state.plan is not None
+            complete = reason == "finished" and state.plan.complete and not (state.plan.failed or state.budget_noted)
+            finish_source_crawl(archive, state.id, finished=reason == "finished", complete=complete)
+        archive.close()
 
     # -- requests ---------------------------------------------------------
 
@@ -152,6 +177,17 @@ class BlogSpider(Spider):
             state.held.append(request)
         else:
             yield request
+
+    def _refetch(self, state: SourceState, url: str) -> Request:
+        """The page again, without validators: its 304 contradicts the feed."""
+        return Request(
+            url,
+            callback=self.parse_page,
+            errback=self.on_error,
+            cb_kwargs={"state": state},
+            meta={"source_id": state.id, REVALIDATE: True},
+            dont_filter=True,
+        )
 
     def _discovery_done(self, state: SourceState) -> Iterator[Request]:
         state.pending -= 1
@@ -204,6 +240,9 @@ class BlogSpider(Spider):
         yield from self._discovery_done(state)
 
     def parse_feed(self, response: Response, state: SourceState) -> Iterator[Any]:
+        if state.plan and state.plan.skip(response):
+            yield from self._discovery_done(state)
+            return
         try:
             feed = parse_feed(response.body, response.url)
         except FeedError as e:
@@ -215,12 +254,17 @@ class BlogSpider(Spider):
         if feed_url and feed_url not in state.feeds:
             state.feeds.append(feed_url)
             yield SourceUpdate(state.id, feeds=state.feeds)
+        listed = []
         for entry in feed["entries"]:
             url = state.own(entry["url"])
             if url and in_scope(url, state.scope) and url not in state.entries:
                 state.entries[url] = entry
                 state.sections.add(url_shape(url, state.scope))
-                yield from self._page(state, url)
+                listed.append(url)
+                if not state.plan or state.plan.wants_entry(url, entry.get("updated")):
+                    yield from self._page(state, url)
+        for url in state.plan.missing(response, listed, state.own, feed=feed) if state.plan else []:
+            yield from self._page(state, url)
         for link in feed["next"]:
             url = state.own(urljoin(response.url, link))
             if url and url not in state.seen:
@@ -229,6 +273,9 @@ class BlogSpider(Spider):
         yield from self._discovery_done(state)
 
     def parse_sitemap(self, response: Response, state: SourceState) -> Iterator[Any]:
+        if state.plan and state.plan.skip(response):
+            yield from self._discovery_done(state)
+            return
         body = response.body
         if body[:2] == b"\x1f\x8b":
             with gzip.GzipFile(fileobj=io.BytesIO(body)) as f:
@@ -244,6 +291,7 @@ class BlogSpider(Spider):
         if own and own not in state.sitemaps:
             state.sitemaps.append(own)
             yield SourceUpdate(state.id, sitemaps=state.sitemaps)
+        listed = []
         for entry in sitemap:
             url = state.own(entry.get("loc", ""))
             if not url:
@@ -253,25 +301,32 @@ class BlogSpider(Spider):
                     state.seen.add(url)
                     yield self._discovery(state, url, self.parse_sitemap)
             elif in_scope(url, state.scope):
-                yield from self._page(state, url)
+                listed.append(url)
+                if not state.plan or state.plan.wants_entry(url, sitemap_lastmod(entry), since_check=True):
+                    yield from self._page(state, url)
+        for url in state.plan.missing(response, listed, state.own) if state.plan else []:
+            yield from self._page(state, url)
         yield from self._discovery_done(state)
 
     def parse_page(self, response: Response, state: SourceState) -> Iterator[Any]:
-        if not isinstance(response, HtmlResponse):
+        if not isinstance(response, HtmlResponse) or (state.plan and state.plan.skip(response)):
             return
         url = state.own(response.url) or response.url
         state.seen.add(url)
-        for link in LINKS.extract_links(response):
-            target = state.own(link.url)
-            if target and in_scope(target, state.scope):
-                yield from self._page(state, target)
+        links = [t for link in LINKS.extract_links(response) if (t := state.own(link.url)) and in_scope(t, state.scope)]
+        for target in state.plan.select_links(links) if state.plan else links:
+            yield from self._page(state, target)
+        if state.plan and state.plan.done_before(response, url):
+            if not response.meta.get(REVALIDATE) and state.plan.doubts(url, state.entries.get(url)):
+                yield self._refetch(state, url)
+            return
         sel = Selector(text=response.text)
         evidence = read_evidence(sel)
         canonical = state.own(urljoin(response.url, evidence.canonical)) if evidence.canonical else None
         if canonical and canonical != url and in_scope(canonical, state.scope):
             state.seen.add(canonical)
             url = canonical
-        entry = state.entries.get(url)
+        entry = state.entries.get(url) or (state.plan.cached_entry(url, state.own) if state.plan else None)
         kind, reason = decide(
             url,
             state.scope,
@@ -288,6 +343,7 @@ class BlogSpider(Spider):
         if kind != "post":
             return
         post = extract_post(url, response.text, feed_entry=entry)
+        self.crawler.stats.inc_value("extract/count")
         if post is None:
             yield CrawlError(state.id, url, "extract", "judged a post, but no article text was found")
             return
@@ -299,6 +355,10 @@ class BlogSpider(Spider):
         state: SourceState = request.cb_kwargs["state"]
         if failure.check(HttpError):
             status = failure.value.response.status
+            post_url = state.own(failure.value.response.url)
+            if status in (404, 410) and state.plan and post_url in state.plan.posts:
+                yield PostGone(post_url, state.id)
+                return
             kind, message = "http", f"HTTP {status}"
             if request.meta.get("probe") and status in (404, 410):
                 kind = ""
@@ -308,6 +368,8 @@ class BlogSpider(Spider):
             kind = ""  # a page robots.txt forbids is skipped by policy, not failed
         if request.meta.get("seed"):
             kind, message = "seed", f"the source's own URL failed: {message}"
+            if state.plan:
+                state.plan.failed = True
         if kind:
             yield CrawlError(state.id, request.url, kind, message)
         if request.meta.get("discovery"):
