@@ -27,6 +27,7 @@ from scrapy.utils.sitemap import Sitemap
 from archive.captures import latest_capture, load_body
 from archive.dates import parse_date
 from archive.revisit import due_posts, parse_policy
+from archive.urls import normalize_url
 
 from .conditional import STATE, UNCHANGED
 from .feeds import FeedError, parse_feed
@@ -60,7 +61,10 @@ class SourcePlan:
         return (url in self.pages or post is not None) and not (post and post["gone_at"])
 
     def skip(self, response: Response) -> bool:
-        """Nothing to read in this response: unchanged, and nothing left undone."""
+        """Nothing to read in this response: unchanged, nothing left undone, not a post marked gone."""
+        post = self.posts.get(normalize_url(response.url))
+        if post and post["gone_at"]:
+            return False
         return bool(response.meta.get(UNCHANGED)) and not (self.complete or self.resume)
 
     def done_before(self, response: Response, url: str) -> bool:

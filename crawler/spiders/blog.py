@@ -178,16 +178,18 @@ class BlogSpider(Spider):
         else:
             yield request
 
-    def _refetch(self, state: SourceState, url: str) -> Request:
-        """The page again, without validators: its 304 contradicts the feed."""
-        return Request(
-            url,
-            callback=self.parse_page,
-            errback=self.on_error,
-            cb_kwargs={"state": state},
-            meta={"source_id": state.id, REVALIDATE: True},
-            dont_filter=True,
-        )
+    def _doubt(self, state: SourceState, response: Response) -> Iterator[Request]:
+        """The page again, without validators, when its feed entry says it changed since."""
+        url = state.own(response.url) or response.url
+        if state.plan and not response.meta.get(REVALIDATE) and state.plan.doubts(url, state.entries.get(url)):
+            yield Request(
+                url,
+                callback=self.parse_page,
+                errback=self.on_error,
+                cb_kwargs={"state": state},
+                meta={"source_id": state.id, REVALIDATE: True},
+                dont_filter=True,
+            )
 
     def _discovery_done(self, state: SourceState) -> Iterator[Request]:
         state.pending -= 1
@@ -309,7 +311,10 @@ class BlogSpider(Spider):
         yield from self._discovery_done(state)
 
     def parse_page(self, response: Response, state: SourceState) -> Iterator[Any]:
-        if not isinstance(response, HtmlResponse) or (state.plan and state.plan.skip(response)):
+        if not isinstance(response, HtmlResponse):
+            return
+        if state.plan and state.plan.skip(response):
+            yield from self._doubt(state, response)
             return
         url = state.own(response.url) or response.url
         state.seen.add(url)
@@ -317,8 +322,7 @@ class BlogSpider(Spider):
         for target in state.plan.select_links(links) if state.plan else links:
             yield from self._page(state, target)
         if state.plan and state.plan.done_before(response, url):
-            if not response.meta.get(REVALIDATE) and state.plan.doubts(url, state.entries.get(url)):
-                yield self._refetch(state, url)
+            yield from self._doubt(state, response)
             return
         sel = Selector(text=response.text)
         evidence = read_evidence(sel)
