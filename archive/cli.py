@@ -73,7 +73,7 @@ def cli() -> None:
 @click.argument("urls", nargs=-1)
 @click.option("--map-host", "map_hosts", multiple=True, metavar="HOST=BASE",
               help="Fetch HOST's URLs from BASE instead, keeping the original URLs (repeatable).")
-@click.option("--delay", type=click.FloatRange(min=0), help="Seconds between requests to one host (default 1, with AutoThrottle; overrides sources' own).")
+@click.option("--delay", type=click.FloatRange(min=0), help="Seconds between requests to one host (default 1, with AutoThrottle); a source's own delay wins.")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Requests at once per host (default 2).")
 @click.option("--max-pages", type=click.IntRange(min=1), help="Pages fetched at most per source (default 10000).")
 @click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
@@ -133,7 +133,7 @@ def _crawl(urls: tuple[str, ...], host_map: dict[str, str], delay: float | None,
         except ValueError as e:
             raise ConfigError(str(e)) from e
     last_run = db.execute("select coalesce(max(id), 0) from crawl_runs").fetchone()[0]
-    slots = {} if delay is not None else _source_delays(db, host_map)
+    slots = _source_delays(db, host_map)
     db.close()
     settings = {"ARCHIVE_PATH": os.path.abspath(db_path), "LOG_LEVEL": "INFO" if verbose or log_file else "WARNING",
                 "ARCHIVE_LOCK_FD": str(lock)}
