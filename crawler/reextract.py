@@ -26,6 +26,7 @@ from archive.writes import POST_FIELDS
 from .extract import extract_post
 from .feeds import FeedError, parse_feed
 
+
 def feed_entries(db: Any, feeds: list[str]) -> dict[str, dict[str, Any]]:
     """Entries of the captured feeds, by normalised post URL."""
     entries: dict[str, dict[str, Any]] = {}

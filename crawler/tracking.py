@@ -21,7 +21,13 @@ from scrapy.http import Response
 
 from archive import ArchiveError, open_archive
 from archive.history import mark_gone, record_version
-from archive.lock import CrawlLocked, acquire_lock, adopt_lock, close_stale_runs, release_lock
+from archive.lock import (
+    CrawlLocked,
+    acquire_lock,
+    adopt_lock,
+    close_stale_runs,
+    release_lock,
+)
 from archive.revisit import mark_processed
 
 from .conditional import SHA

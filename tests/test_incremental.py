@@ -7,12 +7,13 @@ request, a Last-Modified a year ahead and a 304 to any conditional request.
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-
 from blogserver import Blog, BlogServer
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 
 def rows(db: Path, sql: str, params: tuple = ()) -> list[dict]:
@@ -252,3 +253,15 @@ def test_a_long_retry_after_leaves_the_host_alone_until_then(tmp_path):
     (deferred,) = rows(db, "select * from crawl_errors where kind = 'deferred'")
     assert deferred["message"] == f"the host asked to be left alone until {host['not_before']} (Retry-After)"
     assert "0 requests" in later.stdout
+
+
+def test_recent_changes_canned_query(scenario):
+    datasette = Path(sys.executable).with_name("datasette")
+    proc = subprocess.run(
+        [str(datasette), str(scenario["db"]), "-m", str(ROOT / "archive" / "datasette" / "metadata.yml"),
+         "--get", "/archive/changes.json?_shape=array"],
+        capture_output=True, text=True, check=True,
+    )
+    got = sorted((r["change"], r["url"]) for r in json.loads(proc.stdout))
+    assert got == [("restored", "http://good.test/p/post-3/"), ("text", "http://good.test/p/post-2/"),
+                   ("text", "http://liar.test/p/post-4/")]

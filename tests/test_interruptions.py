@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from blogserver import Blog, BlogServer
 from conftest import BLOGARCHIVE, ROOT, run_cli
 
@@ -141,7 +140,7 @@ def test_a_second_crawl_while_one_runs_exits_75_and_writes_nothing(server, tmp_p
     proc = start_crawl(db, server)
     wait_for(db, "select count(*) from posts", 1, proc)
     second = run_cli(*crawl_args(db, server, url="http://another.test/"), check=False)
-    first_out, first_err = proc.communicate(timeout=120)
+    _, first_err = proc.communicate(timeout=120)
     assert second.returncode == 75
     assert second.stdout == ""
     assert second.stderr.startswith(f"Error: another crawl is running on {db} (pid {proc.pid}, since ")

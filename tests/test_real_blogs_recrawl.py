@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from conftest import StaticServer, crawl_args, run_cli
 from truth import REAL_BLOGS, blog_info, blog_names
 
@@ -50,7 +49,7 @@ def test_no_change_recrawl_fetches_a_handful_and_extracts_nothing(recrawled):
 
 
 def test_recheck_revalidates_every_post_without_extracting(recrawled):
-    *_, (requests, not_modified, extractions, versions, status) = recrawled["runs"]
+    *_, (_, not_modified, extractions, versions, status) = recrawled["runs"]
     posts = len(recrawled["first"])
     assert (extractions, versions, status) == (0, 0, "finished")
     assert not_modified >= posts

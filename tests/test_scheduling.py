@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from blogserver import Blog, BlogServer
 from conftest import BLOGARCHIVE, ROOT
 

@@ -86,7 +86,7 @@ class BlogSpider(Spider):
             raise ValueError(f"mode is incremental, recheck or full, not {mode!r}")
         self.states: list[SourceState] = []
 
-    async def start(self) -> AsyncIterator[Request]:
+    async def start(self) -> AsyncIterator[Request | CrawlError]:
         settings = self.crawler.settings
         db = self.archive = open_archive(settings.get("ARCHIVE_PATH"))
         sources = [ensure_source(db, u) for u in self.seed_urls] if self.seed_urls else find_sources(db)
@@ -319,8 +319,8 @@ class BlogSpider(Spider):
         url = state.own(response.url) or response.url
         state.seen.add(url)
         links = [t for link in LINKS.extract_links(response) if (t := state.own(link.url)) and in_scope(t, state.scope)]
-        for target in state.plan.select_links(links) if state.plan else links:
-            yield from self._page(state, target)
+        for link_url in state.plan.select_links(links) if state.plan else links:
+            yield from self._page(state, link_url)
         if state.plan and state.plan.done_before(response, url):
             yield from self._doubt(state, response)
             return
