@@ -31,7 +31,7 @@ from archive.urls import normalize_url
 
 from .conditional import STATE, UNCHANGED
 from .feeds import FeedError, parse_feed
-from .pages import PAGE_PARAMS, PAGINATION
+from .pages import PAGE_PARAMS, PAGINATION, SectionStats, in_scope, url_shape
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -104,16 +104,20 @@ class SourcePlan:
         updated = (entry or {}).get("updated")
         return bool(post and updated and post["updated"] and updated > post["updated"])
 
-    def cached_entry(self, url: str, own: Normalise) -> dict[str, Any] | None:
-        """The entry for ``url`` in the captured feeds (for posts fetched before their feed is read)."""
+    def cached_entry(self, url: str, own: Normalise, sections: SectionStats, scope: str) -> dict[str, Any] | None:
+        """The entry for ``url`` in the captured feeds, for a page judged while its feed was not read
+        (unchanged, or not yet). The feeds' URL shapes go to ``sections`` when it has none."""
         if self.cached_entries is None:
             self.cached_entries = {}
             for feed_url in self.feeds:
                 capture = latest_capture(self.db, feed_url)
                 for entry in _feed_entries(capture["body"] if capture else None, feed_url):
                     key = own(entry["url"])
-                    if key:
+                    if key and in_scope(key, scope):
                         self.cached_entries.setdefault(key, entry)
+            if not sections.shapes:
+                for key in self.cached_entries:
+                    sections.add(url_shape(key, scope))
         return self.cached_entries.get(url)
 
     def missing(self, response: Response, urls: list[str], own: Normalise, *, feed: dict[str, Any] | None = None) -> list[str]:

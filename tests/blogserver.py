@@ -9,6 +9,7 @@ with its conditional headers. Its ``validators`` say how it answers them:
   304 when they match;
 - ``liar``: an ETag that changes on every request, Last-Modified a year
   ahead, and a 304 to any conditional request whatever changed;
+- ``flaky``: an ETag that changes on every request, no Last-Modified;
 - ``sticky``: honest, except that post pages keep the same ETag forever and
   answer 304 to it whatever changed (a stale cache in front of them).
 """
@@ -51,8 +52,9 @@ def words(seed: str, n: int = 180) -> str:
 
 
 class Blog:
-    def __init__(self, host: str, count: int):
+    def __init__(self, host: str, count: int, *, sitemap: bool = True):
         self.host = host
+        self.sitemap = sitemap
         start = datetime(2024, 1, 1, 9, tzinfo=timezone.utc)
         self.posts = [
             Post(f"post-{i}", f"Post number {i} on {host}", start + timedelta(days=10 * i), words(f"{host}-{i}"))
@@ -86,10 +88,11 @@ class Blog:
         newest = self.newest()
         latest = max((p.modified for p in newest), default=datetime(2024, 1, 1, tzinfo=timezone.utc))
         if path == "/robots.txt":
-            return "text/plain", f"User-agent: *\nAllow: /\nSitemap: http://{self.host}/sitemap.xml\n".encode(), latest
+            line = f"Sitemap: http://{self.host}/sitemap.xml\n" if self.sitemap else ""
+            return "text/plain", f"User-agent: *\nAllow: /\n{line}".encode(), latest
         if path == "/feed.xml":
             return "application/atom+xml", self._feed(newest[:FEED_SIZE]).encode(), latest
-        if path == "/sitemap.xml":
+        if path == "/sitemap.xml" and self.sitemap:
             return "application/xml", self._sitemap(newest).encode(), latest
         if path == "/" or (path.startswith("/page/") and path.strip("/").split("/")[-1].isdigit()):
             number = 1 if path == "/" else int(path.strip("/").split("/")[-1])
@@ -235,6 +238,8 @@ class BlogServer:
             headers["Last-Modified"] = format_datetime(modified, usegmt=True)
             if inm == headers["ETag"] or (inm is None and ims and parsedate_to_datetime(ims) >= modified.replace(microsecond=0)):
                 return 304, headers, b""
+        elif self.validators == "flaky":
+            headers["ETag"] = f'"{next(self.counter)}"'
         elif self.validators == "liar":
             headers["ETag"] = f'"{next(self.counter)}"'
             headers["Last-Modified"] = format_datetime(datetime.now(timezone.utc) + timedelta(days=365), usegmt=True)

@@ -9,6 +9,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -265,3 +266,49 @@ def test_recent_changes_canned_query(scenario):
     got = sorted((r["change"], r["url"]) for r in json.loads(proc.stdout))
     assert got == [("restored", "http://good.test/p/post-3/"), ("text", "http://good.test/p/post-2/"),
                    ("text", "http://liar.test/p/post-4/")]
+
+
+def test_an_etag_that_changes_on_every_request_is_not_trusted(tmp_path):
+    db = tmp_path / "flaky.db"
+    with BlogServer(Blog("flaky.test", 3), validators="flaky") as server:
+        servers = {"flaky.test": server}
+        crawl(db, servers)
+        crawl(db, servers)
+        second = server.take_hits()
+        crawl(db, servers)
+        third = server.take_hits()
+    (host,) = rows(db, "select * from hosts where host = 'flaky.test'")
+    assert host["validators"] == "broken"
+    assert host["reason"].startswith("ETag changes although the body does not, at http://flaky.test/")
+    assert any(h.conditional for h in second)
+    assert third and not any(h.conditional for h in third)
+    assert [r["extractions"] for r in rows(db, "select extractions from crawl_runs order by id")] == [3, 0, 0]
+
+
+def test_recent_posts_are_revalidated_every_run_and_old_ones_are_not(tmp_path):
+    db = tmp_path / "recent.db"
+    blog = Blog("recent.test", 4)
+    blog.post("post-4").published = datetime.now(timezone.utc) - timedelta(days=1)
+    with BlogServer(blog) as server:
+        crawl(db, {"recent.test": server})
+        server.take_hits()
+        crawl(db, {"recent.test": server})
+        paths = [h.path for h in server.take_hits()]
+    assert paths.count("/p/post-4/") == 1
+    assert not {"/p/post-1/", "/p/post-2/", "/p/post-3/"} & set(paths)
+
+
+def test_a_post_gone_from_the_feed_window_is_checked_and_marked(tmp_path):
+    db = tmp_path / "window.db"
+    blog = Blog("window.test", 8, sitemap=False)  # the feed lists post-4 to post-8
+    with BlogServer(blog) as server:
+        servers = {"window.test": server}
+        crawl(db, servers)
+        server.take_hits()
+        blog.delete("post-6")  # inside the feed's window: post-3 now fills it
+        blog.add(9)  # and post-4 scrolls out of it, still online
+        crawl(db, servers)
+        paths = [h.path for h in server.take_hits()]
+    assert "/p/post-6/" in paths and "/p/post-4/" not in paths
+    gone = {p["url"] for p in posts(db).values() if p["gone_at"]}
+    assert gone == {"http://window.test/p/post-6/"}

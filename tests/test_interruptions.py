@@ -120,11 +120,12 @@ def test_kill_9_midway_then_a_normal_run_ends_as_an_uninterrupted_one(server, re
     assert statuses == ["interrupted", "finished"]
 
 
-def test_sigterm_stops_cleanly_and_the_next_run_resumes(server, reference, tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_or_sigint_stops_cleanly_and_the_next_run_resumes(server, reference, tmp_path, signum):
     db = tmp_path / "archive.db"
     proc = start_crawl(db, server)
     wait_for(db, "select count(*) from posts", 4, proc)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1, err
     assert out.startswith("run 1 interrupted: ")

@@ -330,7 +330,9 @@ class BlogSpider(Spider):
         if canonical and canonical != url and in_scope(canonical, state.scope):
             state.seen.add(canonical)
             url = canonical
-        entry = state.entries.get(url) or (state.plan.cached_entry(url, state.own) if state.plan else None)
+        entry = state.entries.get(url)
+        if entry is None and state.plan:
+            entry = state.plan.cached_entry(url, state.own, state.sections, state.scope)
         kind, reason = decide(
             url,
             state.scope,
