@@ -6,12 +6,14 @@ reactor cannot restart, and this package never imports Scrapy).
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 import yaml
@@ -26,11 +28,21 @@ from . import (
     search_posts,
 )
 from .exports import dump_sql, export_markdown, rows_for, write_rows
-from .urls import is_http_url, parse_host_map
+from .history import NoPost, diff_versions, list_versions
+from .lock import CrawlLocked, acquire_lock, release_lock
+from .sources import parse_setting, set_source_settings
+from .urls import host_of, is_http_url, parse_host_map
 
 DATASETTE_DIR = Path(__file__).parent / "datasette"
 METADATA = DATASETTE_DIR / "metadata.yml"
 EXTRACT_FIELDS = ("title", "author", "published", "updated", "tags", "lang")
+EXIT_LOCKED = 75  # EX_TEMPFAIL: another crawl is running; try later
+
+
+class ConfigError(click.ClickException):
+    """A usage or configuration error: exit code 2."""
+
+    exit_code = 2
 
 
 def db_option(fn: Any) -> Any:
@@ -62,40 +74,83 @@ def cli() -> None:
 @click.argument("urls", nargs=-1)
 @click.option("--map-host", "map_hosts", multiple=True, metavar="HOST=BASE",
               help="Fetch HOST's URLs from BASE instead, keeping the original URLs (repeatable).")
-@click.option("--delay", type=click.FloatRange(min=0), help="Seconds between requests to one host (default 1, with AutoThrottle).")
+@click.option("--delay", type=click.FloatRange(min=0), help="Seconds between requests to one host (default 1, with AutoThrottle); a source's own delay wins.")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Requests at once per host (default 2).")
 @click.option("--max-pages", type=click.IntRange(min=1), help="Pages fetched at most per source (default 10000).")
+@click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
+@click.option("--full", is_flag=True, help="Rediscover everything as a first crawl does, without validators.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors and the summary.")
+@click.option("--log-file", type=click.Path(dir_okay=False, writable=True), help="Append the crawl's log (INFO) to this file.")
 @click.option("-v", "--verbose", is_flag=True, help="Show Scrapy's log.")
 @db_option
 def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
-          concurrency: int | None, max_pages: int | None, verbose: bool, db_path: str) -> None:
+          concurrency: int | None, max_pages: int | None, recheck: bool, full: bool, quiet: bool,
+          log_file: str | None, verbose: bool, db_path: str) -> None:
     """Crawl blogs into the archive.
 
     Each URL is a blog's home page (its folder is the blog's scope), a feed
     or a sitemap; a new one becomes a source. With no URL, every enabled
-    source is crawled.
+    source is crawled. A source's first crawl is complete; later ones are
+    incremental. Exit codes: 0 all sources fine, 1 some failed or the run
+    was interrupted, 2 usage or configuration error, 75 another crawl is
+    running on the archive.
     """
     for url in urls:
         if not is_http_url(url):
-            raise click.ClickException(f"not an http(s) URL: {url}")
+            raise ConfigError(f"not an http(s) URL: {url}")
+    if recheck and full:
+        raise click.UsageError("--recheck and --full exclude each other")
     try:
         host_map = parse_host_map(list(map_hosts))
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--map-host") from e
-    db = _open(db_path)
+    directory = os.path.dirname(os.path.abspath(db_path))
+    if not os.path.isdir(directory):
+        raise ConfigError(f"directory does not exist: {directory}")
+    try:
+        lock, stale = acquire_lock(db_path)
+    except CrawlLocked as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(EXIT_LOCKED)
+    try:
+        if stale:
+            click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
+        _crawl(urls, host_map, delay, concurrency, max_pages, "recheck" if recheck else "full" if full else None,
+               quiet, log_file, verbose, db_path, lock)
+    finally:
+        release_lock(lock)
+
+
+def _crawl(urls: tuple[str, ...], host_map: dict[str, str], delay: float | None, concurrency: int | None,
+           max_pages: int | None, mode: str | None, quiet: bool, log_file: str | None, verbose: bool,
+           db_path: str, lock: int) -> None:
+    try:
+        db = open_archive(db_path)
+    except ArchiveError as e:
+        raise ConfigError(str(e)) from e
     for url in urls:
         try:
             ensure_source(db, url)
         except ValueError as e:
-            raise click.ClickException(str(e)) from e
+            raise ConfigError(str(e)) from e
     last_run = db.execute("select coalesce(max(id), 0) from crawl_runs").fetchone()[0]
+    slots = _source_delays(db, host_map)
     db.close()
-    settings = {"ARCHIVE_PATH": os.path.abspath(db_path), "LOG_LEVEL": "INFO" if verbose else "WARNING"}
+    settings = {"ARCHIVE_PATH": os.path.abspath(db_path), "LOG_LEVEL": "INFO" if verbose or log_file else "WARNING",
+                "ARCHIVE_LOCK_FD": str(lock)}
+    if quiet:
+        settings["ARCHIVE_PROGRESS_INTERVAL"] = "0"
+        if not log_file:
+            settings["LOG_LEVEL"] = "ERROR"
+    if log_file:
+        settings["LOG_FILE"] = os.path.abspath(log_file)
     if host_map:
         settings["ARCHIVE_MAP_HOSTS"] = json.dumps(host_map)
     if delay is not None:
         settings["DOWNLOAD_DELAY"] = str(delay)
         settings["AUTOTHROTTLE_ENABLED"] = "1" if delay else "0"
+    if slots:
+        settings["DOWNLOAD_SLOTS"] = json.dumps(slots)
     if concurrency:
         settings["CONCURRENT_REQUESTS_PER_DOMAIN"] = str(concurrency)
         settings["CONCURRENT_REQUESTS"] = str(max(16, concurrency))
@@ -104,11 +159,13 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
     command = [sys.executable, "-m", "scrapy", "crawl", "blog"]
     if urls:
         command += ["-a", "url=" + " ".join(urls)]
+    if mode:
+        command += ["-a", f"mode={mode}"]
     for key, value in settings.items():
         command += ["-s", f"{key}={value}"]
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
     started = time.monotonic()
-    returncode = subprocess.call(command, env=env)
+    returncode = _run_forwarding_signals(command, env, lock)
     db = _open(db_path)
     runs = [r for r in list_runs(db, limit=1) if r["id"] > last_run]
     if not runs:
@@ -117,7 +174,8 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
     click.echo(
         f"run {run['id']} {run['status']}: posts {run['posts_new']} new, {run['posts_updated']} updated, "
         f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {run['errors']} errors, "
-        f"{time.monotonic() - started:.1f} seconds"
+        f"{time.monotonic() - started:.1f} seconds; {run['requests'] or 0} requests, "
+        f"{run['not_modified'] or 0} not modified, {run['extractions'] or 0} extractions, {run['versions'] or 0} new versions"
     )
     run_sources = set(json.loads(run["sources"] or "[]"))
     failed = [s for s in list_sources(db) if s["id"] in run_sources and s["last_status"] == "failed"]
@@ -125,6 +183,32 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
         click.echo(f"Error: {source['name']}: the crawl failed (see crawl_errors of run {run['id']})", err=True)
     if returncode or run["status"] != "finished" or failed:
         sys.exit(1)
+
+
+def _source_delays(db: Any, host_map: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Scrapy download slots for the sources that have their own delay."""
+    slots = {}
+    for source in db.query("select scope, delay from sources where delay is not null and enabled = 1"):
+        host = host_of(source["scope"])
+        fetched_from = host_map.get(host)
+        slot = (urlsplit(fetched_from).hostname if fetched_from else host.split(":")[0]) or host
+        slots[slot] = {"delay": source["delay"]}
+    return slots
+
+
+def _run_forwarding_signals(command: list[str], env: dict[str, str], lock: int) -> int:
+    """Run the crawl in its own session; pass SIGTERM and SIGINT on, so it stops cleanly."""
+    proc = subprocess.Popen(command, env=env, pass_fds=(lock,), start_new_session=True)
+
+    def forward(signum: int, frame: Any) -> None:
+        proc.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return proc.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @cli.command()
@@ -291,3 +375,96 @@ def export(fmt: str, table: str | None, query: str | None, output: str | None, d
     finally:
         if output:
             out.close()
+
+
+@cli.group()
+def source() -> None:
+    """Per-source crawl settings."""
+
+
+@source.command("set")
+@click.argument("name")
+@click.argument("pairs", nargs=-1, required=True, metavar="KEY=VALUE...")
+@db_option
+def source_set(name: str, pairs: tuple[str, ...], db_path: str) -> None:
+    """Set a source's delay, max_pages, revisit policy or enabled (VALUE default: the crawl's own)."""
+    values = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep:
+            raise ConfigError(f"settings are KEY=VALUE, not {pair!r}")
+        try:
+            values[key.strip()] = parse_setting(key.strip(), raw)
+        except ValueError as e:
+            raise ConfigError(str(e)) from e
+    db = _open(db_path)
+    try:
+        row = set_source_settings(db, name, values)
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
+    click.echo(f"source {name}: " + ", ".join(f"{k}={'default' if row[k] is None else row[k]}" for k in values))
+
+
+@cli.command()
+@click.argument("url")
+@click.option("--diff", "versions", nargs=2, type=click.IntRange(min=1), metavar="A B",
+              help="Diff these two versions (default: the last two).")
+@db_option
+def history(url: str, versions: tuple[int, int] | None, db_path: str) -> None:
+    """A post's versions, and a unified diff between two of them."""
+    db = _open(db_path)
+    try:
+        rows = list_versions(db, url)
+    except NoPost as e:
+        raise click.ClickException(str(e)) from e
+    gone = db.execute("select gone_at from posts where url = (select url from posts where id = ?)",
+                      [rows[0]["post_id"]]).fetchone()[0] if rows else None
+    for n, v in enumerate(rows, 1):
+        size = f" ({v['diff_lines']} lines)" if v["change"] not in ("new", "metadata") else ""
+        click.echo(f"{n}\t{v['captured_at']}\t{v['change']}{size}\t{v['title']}")
+    if gone:
+        click.echo(f"gone since {gone}")
+    if versions:
+        a, b = versions
+        if max(a, b) > len(rows):
+            raise click.ClickException(f"the post has {len(rows)} versions")
+    elif len(rows) >= 2:
+        a, b = len(rows) - 1, len(rows)
+    else:
+        return
+    click.echo(diff_versions(rows[a - 1], rows[b - 1]))
+
+
+@cli.command()
+@click.option("--source", "source_name", help="Only this source's posts.")
+@click.option("--dry-run", is_flag=True, help="Report what would change; save nothing.")
+@db_option
+def reextract(source_name: str | None, dry_run: bool, db_path: str) -> None:
+    """Extract every post again from its raw capture with the current code, offline; report changes."""
+    if not os.path.exists(db_path):
+        raise ConfigError(f"no archive at {db_path}")
+    try:
+        lock, _ = acquire_lock(db_path)
+    except CrawlLocked as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(EXIT_LOCKED)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "crawler.reextract", "--db", os.path.abspath(db_path),
+             *(["--source", source_name] if source_name else []), *(["--dry-run"] if dry_run else [])],
+            capture_output=True, text=True, encoding="utf-8",
+        )
+    finally:
+        release_lock(lock)
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    if proc.returncode or not results or "summary" not in results[-1]:
+        message = results[-1].get("error") if results else (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise click.ClickException(f"re-extraction failed: {message}")
+    for r in results[:-1]:
+        if "error" in r:
+            click.echo(f"Error: {r['url']}: {r['error']}", err=True)
+        else:
+            click.echo(f"{r['url']}\t{', '.join(r['changed'])}" + (f"\t{r['change']}" if r.get("change") else ""))
+    summary = results[-1]
+    verb = "would change" if dry_run else "changed"
+    click.echo(f"{summary['posts']} posts re-extracted offline, {summary['changed']} {verb}")

@@ -143,6 +143,91 @@ def add_post_provenance_and_aliases(db: Database) -> None:
     db["provenance"].create_index(["post_id", "field"])
 
 
+@migrations()
+def add_incremental_crawling(db: Database) -> None:
+    # Raw captures: every fetched body once, zlib-compressed, keyed by its
+    # sha256; one row per fetch with its URL, status, headers and time.
+    db["capture_bodies"].create(
+        {"sha256": str, "size": int, "body": bytes}, pk="sha256", not_null={"body"}
+    )
+    db["captures"].create(
+        {
+            "id": int,
+            "url": str,
+            "source_id": int,
+            "run_id": int,
+            "status": int,
+            "headers": str,  # JSON object, names lower-case
+            "sha256": str,
+            "fetched_at": str,
+        },
+        pk="id",
+        foreign_keys=[("sha256", "capture_bodies", "sha256")],
+    )
+    db["captures"].create_index(["url", "id"])
+    # What the last fetch of a URL said: validators, body hash, freshness,
+    # and the body whose items were saved (so a resumed run knows what is done).
+    db["fetches"].create(
+        {
+            "url": str,
+            "source_id": int,
+            "status": int,
+            "etag": str,
+            "last_modified": str,
+            "sha256": str,  # body of the last 200
+            "processed": str,  # sha256 of the body whose items are all archived
+            "fetched_at": str,  # last 200
+            "checked_at": str,  # last 200 or 304
+            "fresh_until": str,  # Cache-Control max-age / Expires of feeds
+        },
+        pk="url",
+    )
+    db["fetches"].create_index(["source_id"])
+    # Hosts whose validators cannot be trusted (body hashes are compared
+    # instead), and hosts that asked to be left alone (Retry-After).
+    db["hosts"].create(
+        {"host": str, "validators": str, "reason": str, "noted_at": str, "not_before": str},
+        pk="host",
+        defaults={"validators": "ok"},
+    )
+    db["post_versions"].create(
+        {
+            "id": int,
+            "post_id": int,
+            "run_id": int,
+            "sha256": str,  # of every stored field of the post
+            "captured_at": str,
+            "change": str,  # new, title, text, title+text, metadata, restored
+            "diff_lines": int,  # lines added and removed in the text
+            "changed": str,  # JSON array of the fields that changed
+            "title": str,
+            "author": str,
+            "published": str,
+            "updated": str,
+            "summary": str,
+            "tags": str,
+            "text": str,
+            "markdown": str,
+        },
+        pk="id",
+        foreign_keys=[("post_id", "posts", "id")],
+    )
+    db["post_versions"].create_index(["post_id", "id"])
+    db["posts"].add_column("gone_at", str)
+    # Per-source crawl settings (NULL: the crawl's own), and the crawl state
+    # that decides between a complete and an incremental run.
+    db["sources"].add_column("delay", float)
+    db["sources"].add_column("max_pages", int)
+    db["sources"].add_column("revisit", str)
+    db["sources"].add_column("complete_at", str)  # end of the last complete crawl
+    db["sources"].add_column("run_state", str)  # running, interrupted, done
+    db["crawl_runs"].add_column("mode", str)  # incremental, recheck, full
+    db["crawl_runs"].add_column("requests", int)
+    db["crawl_runs"].add_column("not_modified", int)
+    db["crawl_runs"].add_column("extractions", int)
+    db["crawl_runs"].add_column("versions", int)
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     migrations.apply(db)

@@ -54,3 +54,15 @@ class SourceUpdate:
     kind: str | None = None  # home, feed or sitemap
     feeds: list[str] | None = None
     sitemaps: list[str] | None = None
+
+
+@dataclass
+class PostGone:
+    url: str  # a known post that answered 404 or 410
+    source_id: int
+
+
+@dataclass
+class Processed:
+    url: str  # a fetched URL whose items have all been yielded
+    sha256: str  # of the body they came from

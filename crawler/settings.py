@@ -26,6 +26,15 @@ ARCHIVE_MAX_QUERY_VARIANTS = 50
 ARCHIVE_SECTION_MIN_SHARE = 0.2
 # Seconds between progress lines while crawling (0: none).
 ARCHIVE_PROGRESS_INTERVAL = 5.0
+# How often known posts are checked again, by age: AGE:INTERVAL pairs, the
+# last one *:INTERVAL (per source: `blogarchive source set NAME revisit=...`).
+ARCHIVE_REVISIT = "7d:0,90d:1d,*:7d"
+# Longest Retry-After (seconds) waited for within a run; a longer one leaves
+# the host alone until then, in this run and the next.
+ARCHIVE_RETRY_AFTER_MAX = 120.0
+# A descriptor, inherited from `blogarchive crawl`, that holds the archive's
+# crawl lock; unset, the crawl takes the lock itself.
+ARCHIVE_LOCK_FD = None
 
 # -- politeness: real sites ------------------------------------------------------
 USER_AGENT = "blogarchive/0.1 (+https://pypi.org/project/blogarchive/)"
@@ -53,10 +62,17 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.safety.RobotsPolicyMiddleware": 100,
     # closest to the downloader, so every other middleware sees original URLs
     "crawler.middlewares.MapHostsMiddleware": 990,
+    # after decompression and redirects, before retries: sees every body once
+    "crawler.conditional.ConditionalMiddleware": 585,
+}
+SPIDER_MIDDLEWARES = {
+    "crawler.tracking.ProcessedMiddleware": 950,
 }
 ITEM_PIPELINES = {
+    "crawler.tracking.LockPipeline": 50,
     "crawler.pipelines.ValidatePipeline": 100,
     "crawler.pipelines.ArchivePipeline": 300,
+    "crawler.tracking.HistoryPipeline": 350,
 }
 EXTENSIONS = {
     "crawler.extensions.Progress": 500,

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import archive
+from archive.history import mark_gone
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "tests" / "site"
@@ -171,6 +172,7 @@ def hostile_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     second = archive.start_run(db, [source["id"]])
     archive.save_post(db, {**HOSTILE, "source_id": source["id"]}, run_id=second)
     archive.save_error(db, run_id=second, source_id=source["id"], url=GONE["url"], kind="http", message="404 Not Found")
+    mark_gone(db, GONE["url"])
     archive.finish_run(db, second, status="finished", seconds=1, pages=2)
     archive.update_source(db, source["id"], last_crawl_at=archive.get_run(db, second)["finished_at"],
                           last_status="ok, 1 errors")

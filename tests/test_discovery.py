@@ -7,7 +7,6 @@ import sqlite3
 from urllib.parse import unquote, urlsplit
 
 import pytest
-
 from conftest import crawl_args, run_cli
 from testblogs import all_blogs
 

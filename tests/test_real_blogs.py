@@ -6,7 +6,6 @@ original home URL, with every host its links use mapped to the local server.
 
 import json
 import sqlite3
-from pathlib import Path
 
 import pytest
 from conftest import StaticServer, crawl_args, run_cli

@@ -126,7 +126,7 @@ def test_canned_queries_have_titles_descriptions_and_run(datasette):
     queries = get_json(datasette + ".json")["queries"]
     assert {q["name"] for q in queries} == {
         "latest", "search", "source_posts", "posts_per_month", "tag_cloud", "recently_changed", "gone",
-        "crawl_health", "run_errors"}
+        "changes", "crawl_health", "run_errors"}
     for query in queries:
         assert query["title"] and query["description"], query["name"]
         status, body = get(f"{datasette}/{query['name']}.json?q=sqlite&source={EXPECTED['host']}")
@@ -145,12 +145,14 @@ def test_canned_queries_on_the_example_blog(datasette):
     assert {r["month"]: r["posts"] for r in rows("posts_per_month")} == {p["published"][:7]: 1 for p in EXPECTED["posts"]}
     [health] = rows("crawl_health")
     assert (health["source"], health["posts"], health["errors"], health["last_status"]) == (EXPECTED["host"], 7, 0, "ok")
-    assert rows("gone") == rows("run_errors") == rows("recently_changed") == []
+    assert rows("gone") == rows("run_errors") == rows("recently_changed") == rows("changes") == []
 
 
 def test_crawl_health_gone_and_errors_after_a_second_crawl(hostile_datasette):
     [gone] = get_json(hostile_datasette + "/gone.json?_shape=array")
-    assert (gone["title"], gone["error"]) == (GONE["title"], "404 Not Found")
+    assert (gone["title"], gone["error"]) == (GONE["title"], "404 Not Found") and gone["gone_at"]
+    [change] = get_json(hostile_datasette + "/changes.json?_shape=array")
+    assert (change["change"], change["title"]) == ("gone", GONE["title"])
     [health] = get_json(hostile_datasette + "/crawl_health.json?_shape=array")
     assert (health["posts"], health["last_run"], health["errors"]) == (2, 2, 1)
     assert health["last_error"].endswith("http: 404 Not Found")

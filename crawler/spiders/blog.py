@@ -23,12 +23,15 @@ from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
 from archive import ensure_source, find_sources, open_archive
+from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import host_of, url_key
 
+from ..conditional import REVALIDATE
 from ..encoding import html_encoding
 from ..extract import extract_post
 from ..feeds import FeedError, looks_like_feed, parse_feed
-from ..items import CrawlError, PageRecord, PostAlias, SourceUpdate
+from ..incremental import load_plan, sitemap_lastmod
+from ..items import CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..pages import SectionStats, decide, in_scope, read_evidence, url_date, url_shape
 from .state import SourceState
 
@@ -47,22 +50,27 @@ LINKS = LinkExtractor(
 class BlogSpider(Spider):
     name = "blog"
 
-    def __init__(self, url: str | None = None, max_pages: str | None = None, **kwargs: Any):
+    def __init__(self, url: str | None = None, max_pages: str | None = None, mode: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.seed_urls = url.split() if url else []
         self.max_pages_arg = int(max_pages) if max_pages else None
         self.trusted_hosts: set[str] = set()  # hosts the user typed: see crawler.safety
+        self.mode = mode or "incremental"
+        if self.mode not in ("incremental", "recheck", "full"):
+            raise ValueError(f"mode is incremental, recheck or full, not {mode!r}")
+        self.states: list[SourceState] = []
 
-    async def start(self) -> AsyncIterator[Request]:
+    async def start(self) -> AsyncIterator[Request | CrawlError]:
         settings = self.crawler.settings
-        db = open_archive(settings.get("ARCHIVE_PATH"))
-        try:
-            sources = [ensure_source(db, u) for u in self.seed_urls] if self.seed_urls else find_sources(db)
-        finally:
-            db.close()
+        db = self.archive = open_archive(settings.get("ARCHIVE_PATH"))
+        sources = [ensure_source(db, u) for u in self.seed_urls] if self.seed_urls else find_sources(db)
         if not sources:
             self.logger.warning("no sources to crawl: give a URL or add sources first")
         for source in sources:
+            not_before = get_host(db, host_of(source["url"]))["not_before"]
+            if in_future(not_before):
+                yield CrawlError(source["id"], source["url"], "deferred", f"the host asked to be left alone until {not_before} (Retry-After)")
+                continue
             state = self._state_for(source)
             yield Request(
                 source["url"],
@@ -72,6 +80,9 @@ class BlogSpider(Spider):
                 priority=DISCOVERY_PRIORITY,
                 meta={"source_id": state.id, "seed": True},
             )
+            for url in state.plan.due if state.plan else []:
+                for request in self._page(state, url):
+                    yield request
 
     def _state_for(self, source: dict[str, Any]) -> SourceState:
         settings = self.crawler.settings
@@ -88,14 +99,27 @@ class BlogSpider(Spider):
             origin=f"{parts.scheme}://{parts.netloc}",
             aliases=aliases,
             bases={host_map[h] for h in aliases if h in host_map},
-            max_pages=self.max_pages_arg or settings.getint("ARCHIVE_MAX_PAGES"),
+            max_pages=self.max_pages_arg or source.get("max_pages") or settings.getint("ARCHIVE_MAX_PAGES"),
             max_depth=settings.getint("ARCHIVE_MAX_DEPTH"),
             max_query_variants=settings.getint("ARCHIVE_MAX_QUERY_VARIANTS"),
             sections=SectionStats(min_share=settings.getfloat("ARCHIVE_SECTION_MIN_SHARE")),
+            plan=load_plan(self.archive, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
         )
         state.seen.add(url_key(source["url"]))
         self.trusted_hosts |= aliases
+        start_source_crawl(self.archive, state.id)
+        self.states.append(state)
         return state
+
+    def closed(self, reason: str) -> None:
+        archive = getattr(self, "archive", None)
+        if archive is None:
+            return
+        for state in self.states:
+            assert state.plan is not None
+            complete = reason == "finished" and state.plan.complete and not (state.plan.failed or state.budget_cut)
+            finish_source_crawl(archive, state.id, finished=reason == "finished", complete=complete)
+        archive.close()
 
     # -- requests ---------------------------------------------------------
 
@@ -120,6 +144,7 @@ class BlogSpider(Spider):
         reason = state.trap(url, depth)
         if reason is None and len(state.seen) > state.max_pages:
             reason = f"the page budget of {state.max_pages} was reached"
+            state.budget_cut = True
         if reason:
             state.cuts[reason] += 1
             if state.cuts[reason] == 1:  # recorded once per reason; the total is in the stats
@@ -137,6 +162,19 @@ class BlogSpider(Spider):
             state.held.append(request)
         else:
             yield request
+
+    def _doubt(self, state: SourceState, response: Response) -> Iterator[Request]:
+        """The page again, without validators, when its feed entry says it changed since."""
+        url = state.own(response.url) or response.url
+        if state.plan and not response.meta.get(REVALIDATE) and state.plan.doubts(url, state.entries.get(url_key(url))):
+            yield Request(
+                url,
+                callback=self.parse_page,
+                errback=self.on_error,
+                cb_kwargs={"state": state},
+                meta={"source_id": state.id, REVALIDATE: True},
+                dont_filter=True,
+            )
 
     def _discovery_done(self, state: SourceState) -> Iterator[Request]:
         state.pending -= 1
@@ -189,6 +227,9 @@ class BlogSpider(Spider):
         yield from self._discovery_done(state)
 
     def parse_feed(self, response: Response, state: SourceState) -> Iterator[Any]:
+        if state.plan and state.plan.skip(response):
+            yield from self._discovery_done(state)
+            return
         try:
             feed = parse_feed(response.body, response.url, http_charset=_http_charset(response))
         except FeedError as e:
@@ -201,6 +242,7 @@ class BlogSpider(Spider):
             state.feeds.append(feed_url)
             yield SourceUpdate(state.id, feeds=state.feeds)
         new = 0
+        listed = []
         for entry in feed["entries"]:
             url = state.own(entry["url"])
             if url and in_scope(url, state.scope) and url_key(url) not in state.entries:
@@ -208,7 +250,11 @@ class BlogSpider(Spider):
                 state.entries[url_key(url)] = entry
                 state.sections.add(url_shape(url, state.scope))
                 state.note_date(entry.get("published_raw"))
-                yield from self._page(state, url)
+                listed.append(url)
+                if not state.plan or state.plan.wants_entry(url, entry.get("updated")):
+                    yield from self._page(state, url)
+        for url in state.plan.missing(response, listed, state.own, feed=feed) if state.plan else []:
+            yield from self._page(state, url)
         for link in feed["next"]:
             url = state.own(urljoin(response.url, link))
             if url and url_key(url) not in state.seen:
@@ -223,6 +269,9 @@ class BlogSpider(Spider):
         yield from self._discovery_done(state)
 
     def parse_sitemap(self, response: Response, state: SourceState) -> Iterator[Any]:
+        if state.plan and state.plan.skip(response):
+            yield from self._discovery_done(state)
+            return
         body = response.body
         if body[:2] == b"\x1f\x8b":
             with gzip.GzipFile(fileobj=io.BytesIO(body)) as f:
@@ -238,6 +287,7 @@ class BlogSpider(Spider):
         if own and own not in state.sitemaps:
             state.sitemaps.append(own)
             yield SourceUpdate(state.id, sitemaps=state.sitemaps)
+        listed = []
         for entry in sitemap:
             url = state.own(entry.get("loc", ""))
             if not url:
@@ -247,20 +297,29 @@ class BlogSpider(Spider):
                     state.seen.add(url_key(url))
                     yield self._discovery(state, url, self.parse_sitemap)
             elif in_scope(url, state.scope):
-                yield from self._page(state, url)
+                listed.append(url)
+                if not state.plan or state.plan.wants_entry(url, sitemap_lastmod(entry), since_check=True):
+                    yield from self._page(state, url)
+        for url in state.plan.missing(response, listed, state.own) if state.plan else []:
+            yield from self._page(state, url)
         yield from self._discovery_done(state)
 
     def parse_page(self, response: Response, state: SourceState) -> Iterator[Any]:
         if not isinstance(response, HtmlResponse):
             return
+        if state.plan and state.plan.skip(response):
+            yield from self._doubt(state, response)
+            return
         response = _decoded(response)
         url = state.own(response.url) or response.url
         aliases = _redirect_aliases(response, state, url)
         depth = response.meta.get("depth", 0) + 1
-        for link in LINKS.extract_links(response):
-            target = state.own(link.url)
-            if target and in_scope(target, state.scope):
-                yield from self._page(state, target, depth)
+        links = [t for link in LINKS.extract_links(response) if (t := state.own(link.url)) and in_scope(t, state.scope)]
+        for link_url in state.plan.select_links(links) if state.plan else links:
+            yield from self._page(state, link_url, depth)
+        if state.plan and state.plan.done_before(response, url):
+            yield from self._doubt(state, response)
+            return
         sel = Selector(text=response.text)
         evidence = read_evidence(sel)
         canonical = state.own(urljoin(response.url, evidence.canonical)) if evidence.canonical else None
@@ -273,6 +332,8 @@ class BlogSpider(Spider):
                 yield from (PostAlias(state.id, a["alias"], url, a["why"]) for a in aliases)
             return
         entry = state.entries.get(url_key(url))
+        if entry is None and state.plan:
+            entry = state.plan.cached_entry(url, state.own, state.sections, state.scope)
         if entry and state.own(entry["url"]) != url:
             aliases.append({"alias": state.own(entry["url"]), "why": "feed link"})
         state.note_title(sel.xpath("string(//title)").get())
@@ -285,6 +346,7 @@ class BlogSpider(Spider):
         if kind != "post":
             return
         post = extract_post(url, response.text, feed_entry=entry, site_name=state.site_name, default_tz=state.default_tz)
+        self.crawler.stats.inc_value("extract/count")
         if post is None:
             yield CrawlError(state.id, url, "extract", "judged a post, but no article text was found")
             return
@@ -297,6 +359,10 @@ class BlogSpider(Spider):
         state: SourceState = request.cb_kwargs["state"]
         if failure.check(HttpError):
             status = failure.value.response.status
+            post_url = state.own(failure.value.response.url)
+            if status in (404, 410) and state.plan and post_url in state.plan.posts:
+                yield PostGone(post_url, state.id)
+                return
             kind, message = "http", f"HTTP {status}"
             if request.meta.get("probe") and status in (404, 410):
                 kind = ""
@@ -306,6 +372,8 @@ class BlogSpider(Spider):
             kind = ""  # a page robots.txt forbids is skipped by policy, not failed
         if request.meta.get("seed"):
             kind, message = "seed", f"the source's own URL failed: {message}"
+            if state.plan:
+                state.plan.failed = True
         if kind:
             yield CrawlError(state.id, request.url, kind, message)
         if request.meta.get("discovery"):

@@ -11,6 +11,7 @@ from dateutil import parser as dateutil_parser
 
 from archive.urls import host_of, is_http_url, normalize_url
 
+from ..incremental import SourcePlan
 from ..metadata import title_edges
 from ..pages import SectionStats
 
@@ -42,6 +43,8 @@ class SourceState:
     titles: Counter[str] = field(default_factory=Counter)
     titled_pages: int = 0
     offsets: Counter[timedelta] = field(default_factory=Counter)
+    budget_cut: bool = False  # the page budget stopped the crawl short: not a complete crawl
+    plan: SourcePlan | None = None  # what this run does for the source (crawler/incremental.py)
 
     def own(self, url: str) -> str | None:
         """``url`` normalised, on the blog's own host when it is an alias or a mirror; None if not http."""

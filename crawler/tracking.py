@@ -1,0 +1,149 @@
+"""The crawl lock, post history, and knowing what a run has finished.
+
+- ``LockPipeline`` (first to open) holds the archive's crawl lock for the
+  whole crawl, or checks the one ``blogarchive crawl`` passed down through
+  ``ARCHIVE_LOCK_FD``, and marks runs left ``running`` by a dead crawl as
+  interrupted.
+- ``HistoryPipeline`` (after the store pipeline) records a version of each
+  saved post that changed, marks posts gone, notes processed bodies, and
+  writes the run's request and revisit counts.
+- ``ProcessedMiddleware`` yields a ``Processed`` item after the last item of
+  every callback, so a resumed run knows which bodies were fully archived.
+"""
+
+import logging
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import CloseSpider
+from scrapy.http import Response
+
+from archive import ArchiveError, open_archive
+from archive.history import mark_gone, record_version
+from archive.lock import (
+    CrawlLocked,
+    acquire_lock,
+    adopt_lock,
+    close_stale_runs,
+    release_lock,
+)
+from archive.revisit import mark_processed
+
+from .conditional import SHA
+from .items import BlogPost, PostGone, Processed
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from sqlite_utils import Database
+
+logger = logging.getLogger(__name__)
+
+
+class LockPipeline:
+    def __init__(self, path: str, fd: int | None):
+        self.path = path
+        self.fd = fd
+        self.owned = False
+
+    @classmethod
+    def from_crawler(cls, crawler: "Crawler") -> "LockPipeline":
+        fd = crawler.settings.get("ARCHIVE_LOCK_FD")
+        return cls(crawler.settings.get("ARCHIVE_PATH"), int(fd) if fd not in (None, "") else None)
+
+    def open_spider(self) -> None:
+        try:
+            if self.fd is None:
+                self.fd, stale = acquire_lock(self.path)
+                self.owned = True
+                if stale:
+                    logger.warning("took over the crawl lock of pid %s, which is no longer running", stale)
+            else:
+                adopt_lock(self.fd)
+            db = open_archive(self.path)
+        except (CrawlLocked, ArchiveError) as e:
+            raise CloseSpider(str(e)) from e
+        try:
+            if close_stale_runs(db):
+                logger.warning("a previous crawl died: its run is marked interrupted and its work resumes")
+        finally:
+            db.close()
+
+    def process_item(self, item: Any) -> Any:
+        return item
+
+    def close_spider(self) -> None:
+        if self.owned and self.fd is not None:
+            release_lock(self.fd)
+            self.fd = None
+
+
+class HistoryPipeline:
+    def __init__(self, path: str, crawler: "Crawler"):
+        self.path = path
+        self.crawler = crawler
+        self.db: Database | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: "Crawler") -> "HistoryPipeline":
+        pipeline = cls(crawler.settings.get("ARCHIVE_PATH"), crawler)
+        crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
+        return pipeline
+
+    def open_spider(self) -> None:
+        self.db = open_archive(self.path)
+
+    def process_item(self, item: Any) -> Any:
+        assert self.db is not None
+        stats = self.crawler.stats
+        if isinstance(item, BlogPost):
+            change = record_version(self.db, item.url, run_id=stats.get_value("archive/run_id"))
+            if change:
+                stats.inc_value("archive/versions")
+                if change != "new":
+                    logger.info("new version of %s: %s", item.url, change)
+        elif isinstance(item, PostGone):
+            if mark_gone(self.db, item.url):
+                stats.inc_value("archive/posts_gone")
+                logger.info("gone: %s", item.url)
+        elif isinstance(item, Processed):
+            mark_processed(self.db, item.url, item.sha256)
+        return item
+
+    def spider_closed(self, reason: str) -> None:
+        if self.db is None:
+            return
+        get = self.crawler.stats.get_value
+        run_id = get("archive/run_id")
+        if run_id:
+            self.db["crawl_runs"].update(
+                run_id,
+                {
+                    "mode": getattr(self.crawler.spider, "mode", None),
+                    "requests": get("revisit/requests", 0),
+                    "not_modified": sum(get(f"revisit/{k}", 0) for k in ("not_modified", "fresh", "same_body")),
+                    "extractions": get("extract/count", 0),
+                    "versions": get("archive/versions", 0),
+                },
+            )
+        self.db.close()
+        self.db = None
+
+
+class ProcessedMiddleware:
+    """Spider middleware: after a callback's last output, say its body is archived."""
+
+    def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterable[Any]:
+        yield from result
+        yield from self._processed(response)
+
+    async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for item in result:
+            yield item
+        for item in self._processed(response):
+            yield item
+
+    def _processed(self, response: Response) -> Iterable[Processed]:
+        sha = response.meta.get(SHA)
+        if sha:
+            yield Processed(response.url, sha)

@@ -1,0 +1,114 @@
+"""Per-source crawl settings, and the crawl command's exit codes and output modes."""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from blogserver import Blog, BlogServer
+from conftest import run_cli
+
+
+def source_row(db: Path) -> dict:
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return dict(conn.execute("select * from sources").fetchone())
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def blog():
+    with BlogServer(Blog("set.test", 6)) as server:
+        yield server
+
+
+def crawl(db: Path, server: BlogServer, *extra: str, check: bool = True):
+    return run_cli("crawl", "--db", str(db), "--map-host", f"set.test={server.base}", *extra, check=check)
+
+
+def test_source_set_stores_the_settings_and_default_clears_them(db_path):
+    run_cli("add", "http://set.test/", "--name", "set", "--db", str(db_path))
+    proc = run_cli("source", "set", "set", "delay=0.5", "max_pages=3", "revisit=1d:0,*:2d", "enabled=no",
+                   "--db", str(db_path))
+    assert proc.stdout == "source set: delay=0.5, max_pages=3, revisit=1d:0,*:2d, enabled=0\n"
+    row = source_row(db_path)
+    assert (row["delay"], row["max_pages"], row["revisit"], row["enabled"]) == (0.5, 3, "1d:0,*:2d", 0)
+    run_cli("source", "set", "set", "delay=default", "max_pages=default", "enabled=1", "--db", str(db_path))
+    row = source_row(db_path)
+    assert (row["delay"], row["max_pages"], row["enabled"]) == (None, None, 1)
+
+
+@pytest.mark.parametrize(
+    "pair,message",
+    [
+        ("speed=3", "Error: unknown setting 'speed': one of delay, max_pages, revisit, enabled"),
+        ("delay=-1", "Error: bad value for delay: '-1'"),
+        ("max_pages=lots", "Error: bad value for max_pages: 'lots'"),
+        ("revisit=7d:0", "Error: bad value for revisit: '7d:0': a revisit policy ends with *:INTERVAL"),
+        ("enabled=maybe", "Error: bad value for enabled: 'maybe'"),
+        ("delay", "Error: settings are KEY=VALUE, not 'delay'"),
+    ],
+)
+def test_source_set_errors_are_one_line_with_exit_2(db_path, pair, message):
+    run_cli("add", "http://set.test/", "--name", "set", "--db", str(db_path))
+    proc = run_cli("source", "set", "set", pair, "--db", str(db_path), check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(message) and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_source_set_unknown_source(db_path):
+    proc = run_cli("source", "set", "nope", "delay=1", "--db", str(db_path), check=False)
+    assert (proc.returncode, proc.stderr) == (2, "Error: no source named 'nope' (see blogarchive sources)\n")
+
+
+def test_page_budget_and_enabled_are_obeyed(db_path, blog):
+    run_cli("add", "http://set.test/", "--name", "set", "--db", str(db_path))
+    run_cli("source", "set", "set", "max_pages=3", "--db", str(db_path))
+    crawl(db_path, blog, "--delay", "0")
+    assert len([h for h in blog.take_hits() if not h.path.endswith((".txt", ".xml"))]) == 3
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("select kind, message from crawl_errors").fetchall() == [
+        ("cut", "not fetched: the page budget of 3 was reached")]
+    # a crawl that hit its budget was not complete: the next one is complete again
+    assert conn.execute("select complete_at from sources").fetchone() == (None,)
+    conn.close()
+    run_cli("source", "set", "set", "enabled=0", "--db", str(db_path))
+    proc = crawl(db_path, blog, "--delay", "0")
+    assert blog.take_hits() == []
+    assert "0 requests" in proc.stdout
+
+
+def test_quiet_prints_only_the_summary_and_log_file_gets_the_log(db_path, blog, tmp_path):
+    run_cli("add", "http://set.test/", "--name", "set", "--db", str(db_path))
+    log = tmp_path / "crawl.log"
+    proc = crawl(db_path, blog, "--quiet", "--log-file", str(log), "--delay", "0")
+    assert proc.stderr == ""
+    assert proc.stdout.startswith("run 1 finished: posts 6 new,") and proc.stdout.count("\n") == 1
+    assert "[scrapy.core.engine] INFO: Spider closed (finished)" in log.read_text()
+
+
+def test_a_source_delay_spaces_its_requests(db_path, blog):
+    run_cli("add", "http://set.test/", "--name", "set", "--db", str(db_path))
+    run_cli("source", "set", "set", "delay=0.3", "--db", str(db_path))
+    crawl(db_path, blog, "--delay", "0", "--concurrency", "8")  # the global delay is 0: the source's own wins
+    times = [h.at for h in blog.take_hits()]
+    assert len(times) > 8
+    # Scrapy waits 0.5 to 1.5 times the delay between two requests to one host
+    assert min(b - a for a, b in zip(times, times[1:])) >= 0.3 * 0.5
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["crawl", "blog.test", "--db", "{db}"], "Error: not an http(s) URL: blog.test"),
+        (["crawl", "--db", "/no/such/dir/a.db"], "Error: directory does not exist: /no/such/dir"),
+        (["crawl", "--full", "--recheck", "--db", "{db}"], "Error: --recheck and --full exclude each other"),
+        (["crawl", "--map-host", "x", "--db", "{db}"], "Error: Invalid value for --map-host"),
+    ],
+)
+def test_crawl_usage_and_configuration_errors_exit_2(db_path, args, message):
+    proc = run_cli(*[a.format(db=db_path) for a in args], check=False)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
