@@ -1,5 +1,6 @@
 """Feed parsing: RSS, Atom (feedparser) and JSON Feed, to plain entry dicts."""
 
+import hashlib
 import json
 from typing import Any
 from urllib.parse import urljoin
@@ -35,8 +36,10 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None) -> dic
     Each entry is ``{"url", "guid", "title", "author", "published",
     "published_raw", "updated", "tags", "summary", "content"}`` with absolute
     URLs and ISO 8601 UTC dates (``published_raw`` as the feed wrote it).
-    ``next`` lists RFC 5005 paging links; ``wordpress`` says the feed pages
-    with ``?paged=N``.
+    An entry without a link has ``url`` None and a guid made from its
+    content, stable from one crawl to the next. ``warnings`` says what was
+    wrong and kept anyway (unreadable dates, duplicate guids). ``next`` lists
+    RFC 5005 paging links; ``wordpress`` says the feed pages with ``?paged=N``.
 
     Raises:
         FeedError: the body is neither a readable XML feed nor a JSON Feed.
@@ -50,10 +53,12 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None) -> dic
     if not parsed.get("version") and not parsed.entries:
         raise FeedError("not a feed")
     feed = parsed.feed
+    entries, warnings = _checked([_entry(e, url) for e in parsed.entries])
     return {
         "title": feed.get("title"),
         "link": feed.get("link"),
-        "entries": [_entry(e, url) for e in parsed.entries if e.get("link")],
+        "entries": entries,
+        "warnings": warnings,
         "next": [
             link["href"]
             for link in feed.get("links", [])
@@ -63,14 +68,34 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None) -> dic
     }
 
 
+def _checked(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Entries with their guids made unique and their dates checked, and what was wrong."""
+    warnings, guids = [], set()
+    for entry in entries:
+        where = entry["url"] or entry["title"] or entry["guid"]
+        if entry["guid"] in guids:
+            warnings.append(f"duplicate guid {entry['guid']!r} (entry {where}): kept without it")
+            entry["guid"] = None
+        guids.add(entry["guid"])
+        if entry["published_raw"] and not entry["published"]:
+            warnings.append(f"unreadable date {entry['published_raw']!r} (entry {where}): kept without a date")
+    return entries, warnings
+
+
+def _fallback_guid(entry: Any) -> str:
+    content = entry.get("content") or [{}]
+    key = json.dumps([entry.get("title"), entry.get("summary"), content[0].get("value")], ensure_ascii=False)
+    return "sha1:" + hashlib.sha1(key.encode("utf-8")).hexdigest()
+
+
 def _entry(entry: Any, base: str) -> dict[str, Any]:
     content = entry.get("content") or []
     # dict.get: feedparser's own get() maps a missing "updated" to "published"
     updated = parse_date(dict.get(entry, "updated_parsed")) or parse_date(dict.get(entry, "updated"))
     published = parse_date(dict.get(entry, "published_parsed")) or parse_date(dict.get(entry, "published"))
     return {
-        "url": urljoin(base, entry["link"]),
-        "guid": entry.get("id") or entry["link"],
+        "url": urljoin(base, entry["link"]) if entry.get("link") else None,
+        "guid": entry.get("id") or entry.get("link") or _fallback_guid(entry),
         "title": entry.get("title"),
         "author": entry.get("author"),
         # RSS 1.0's dc:date is the item's only date; feedparser files it as "updated"
@@ -94,14 +119,15 @@ def _parse_json_feed(body: bytes, url: str) -> dict[str, Any]:
         raise FeedError("not a JSON Feed")
     entries = []
     for item in data.get("items") or []:
-        link = isinstance(item, dict) and (item.get("url") or item.get("external_url"))
-        if not link:
+        if not isinstance(item, dict):
             continue
+        link = item.get("url") or item.get("external_url")
+        content = item.get("content_html") or item.get("content_text")
         authors = item.get("authors") or ([item["author"]] if item.get("author") else [])
         entries.append(
             {
-                "url": urljoin(url, link),
-                "guid": str(item.get("id") or link),
+                "url": urljoin(url, link) if link else None,
+                "guid": str(item.get("id") or link or _fallback_guid({**item, "content": [{"value": content}]})),
                 "title": item.get("title"),
                 "author": (authors[0] or {}).get("name") if authors else None,
                 "published": parse_date(item.get("date_published")),
@@ -109,13 +135,15 @@ def _parse_json_feed(body: bytes, url: str) -> dict[str, Any]:
                 "updated": parse_date(item.get("date_modified")),
                 "tags": [str(t) for t in item.get("tags") or []],
                 "summary": item.get("summary"),
-                "content": item.get("content_html") or item.get("content_text"),
+                "content": content,
             }
         )
+    entries, warnings = _checked(entries)
     return {
         "title": data.get("title"),
         "link": data.get("home_page_url"),
         "entries": entries,
         "next": [data["next_url"]] if data.get("next_url") else [],
         "wordpress": False,
+        "warnings": warnings,
     }

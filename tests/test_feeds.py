@@ -67,9 +67,10 @@ def test_atom_entry_relative_link_and_next_page():
     assert feed["next"] == ["https://blog.test/atom.xml?page=2"]
 
 
-def test_json_feed_items_without_url_are_skipped():
+def test_json_feed_items_without_url_are_kept_with_a_stable_id():
     feed = parse_feed(JSON_FEED, "https://blog.test/feed.json")
-    (entry,) = feed["entries"]
+    entry, linkless = feed["entries"]
+    assert (linkless["url"], linkless["guid"]) == (None, "no-url")
     assert entry["guid"] == "42"
     assert entry["author"] == "Ann"
     assert entry["published"] == "2024-07-30T06:03:00Z"
@@ -145,3 +146,24 @@ def test_wordpress_feeds_are_recognised():
     body = RSS.replace(b"<channel>", b"<channel><generator>https://wordpress.org/?v=6.5</generator>", 1)
     assert parse_feed(body, "http://example-notes.test/feed.xml")["wordpress"]
     assert not parse_feed(RSS, "http://example-notes.test/feed.xml")["wordpress"]
+
+
+BROKEN_RSS = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>Broken &amp; kept</title>
+<item><title>No link, no guid</title><description>Only words &nbsp; here &eacute;t&eacute;</description></item>
+<item><title>Twin one</title><link>http://b.test/1</link><guid isPermaLink="false">same</guid><pubDate>yesterday-ish</pubDate></item>
+<item><title>Twin two</title><link>http://b.test/2</link><guid isPermaLink="false">same</guid></item>
+<item><title>Unclosed & ampersand</title><link>http://b.test/3</link>
+</channel></rss>"""
+
+
+def test_broken_feed_entries_are_kept_with_warnings():
+    feed = parse_feed(BROKEN_RSS, "http://b.test/feed")
+    linkless, twin1, twin2, *rest = feed["entries"]
+    assert linkless["url"] is None and linkless["guid"].startswith("sha1:")
+    assert parse_feed(BROKEN_RSS, "http://b.test/feed")["entries"][0]["guid"] == linkless["guid"]  # stable
+    assert (twin1["guid"], twin2["guid"]) == ("same", None)
+    assert twin1["published"] is None
+    assert sorted(feed["warnings"]) == [
+        "duplicate guid 'same' (entry http://b.test/2): kept without it",
+        "unreadable date 'yesterday-ish' (entry http://b.test/1): kept without a date",
+    ]

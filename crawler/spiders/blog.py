@@ -15,6 +15,7 @@ from urllib.parse import urljoin, urlsplit
 from parsel import Selector
 from protego import Protego
 from scrapy import Request, Spider
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
@@ -32,6 +33,7 @@ from ..extract import extract_post
 from ..feeds import FeedError, looks_like_feed, parse_feed
 from ..incremental import load_plan, sitemap_lastmod
 from ..items import CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
+from ..middlewares import META_KEY as MAPPED
 from ..pages import SectionStats, decide, in_scope, read_evidence, url_date, url_shape
 from .state import SourceState
 
@@ -241,9 +243,14 @@ class BlogSpider(Spider):
         if feed_url and feed_url not in state.feeds and not response.meta.get("paged"):
             state.feeds.append(feed_url)
             yield SourceUpdate(state.id, feeds=state.feeds)
+        for warning in feed["warnings"]:
+            yield CrawlError(state.id, response.url, "feed", warning)
         new = 0
         listed = []
         for entry in feed["entries"]:
+            if entry["url"] is None:
+                yield from self._feed_only_post(state, feed_url or response.url, entry)
+                continue
             url = state.own(entry["url"])
             if url and in_scope(url, state.scope) and url_key(url) not in state.entries:
                 new += 1
@@ -267,6 +274,18 @@ class BlogSpider(Spider):
             yield self._discovery(state, f"{base}{'&' if '?' in base else '?'}paged={page}", self.parse_feed,
                                   probe=True, paged=page, paged_base=base)
         yield from self._discovery_done(state)
+
+    def _feed_only_post(self, state: SourceState, feed_url: str, entry: dict[str, Any]) -> Iterator[Any]:
+        """An entry with no link: archived from what the feed says, under a stable id."""
+        url = f"{feed_url}#{entry['guid']}"
+        body = entry.get("content") or entry.get("summary") or entry.get("title") or ""
+        page = f"<html><body><article>{body}</article></body></html>"
+        post = extract_post(url, page, feed_entry={**entry, "content": body})
+        if post is None:
+            yield CrawlError(state.id, url, "feed", "an entry with no link and no text: nothing to keep")
+            return
+        post.source_id = state.id
+        yield post
 
     def parse_sitemap(self, response: Response, state: SourceState) -> Iterator[Any]:
         if state.plan and state.plan.skip(response):
@@ -367,7 +386,7 @@ class BlogSpider(Spider):
             if request.meta.get("probe") and status in (404, 410):
                 kind = ""
         else:
-            kind, message = _error_kind(failure), failure.getErrorMessage()
+            kind, message = _error_kind(failure), _error_message(failure)
         if kind == "robots" and not request.meta.get("discovery"):
             kind = ""  # a page robots.txt forbids is skipped by policy, not failed
         if request.meta.get("seed"):
@@ -375,7 +394,7 @@ class BlogSpider(Spider):
             if state.plan:
                 state.plan.failed = True
         if kind:
-            yield CrawlError(state.id, request.url, kind, message)
+            yield CrawlError(state.id, _original_url(request), kind, message)
         if request.meta.get("discovery"):
             yield from self._discovery_done(state)
 
@@ -409,9 +428,26 @@ def _content_type(response: Response) -> str:
     return (response.headers.get("Content-Type") or b"").decode("latin-1").lower()
 
 
+def _original_url(request: Request) -> str:
+    """The URL as the blog names it, not as a ``--map-host`` mirror was asked for it."""
+    mapped = request.meta.get(MAPPED)
+    return mapped[0] if mapped and mapped[1] == request.url else request.url
+
+
 def _error_kind(failure: Failure) -> str:
-    name = type(failure.value).__name__
-    if name == "IgnoreRequest":
-        message = str(failure.value)
+    message = _error_message(failure)
+    if "DOWNLOAD_MAXSIZE" in message or "larger than download max size" in message:
+        return "too-large"
+    if isinstance(failure.value, IgnoreRequest):
         return "robots" if "robots.txt" in message else "refused" if message.startswith("refused") else "ignored"
-    return "network" if "Error" in name or "Timeout" in name else name.lower()
+    return "network"
+
+
+def _error_message(failure: Failure) -> str:
+    """What went wrong, in one line, even when Twisted's own message is empty."""
+    message = failure.getErrorMessage()
+    reasons = getattr(failure.value, "reasons", None)  # ResponseFailed and its kin
+    if reasons or "DataLoss" in type(failure.value).__name__:
+        causes = ", ".join(r.getErrorMessage() or type(r.value).__name__ for r in reasons or [failure])
+        message = f"the connection broke before the whole answer arrived ({causes})"
+    return message or type(failure.value).__name__
