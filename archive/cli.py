@@ -27,6 +27,7 @@ from . import (
     open_archive,
     search_posts,
 )
+from .db import check_writable
 from .exports import dump_sql, export_markdown, rows_for, write_rows
 from .history import NoPost, diff_versions, list_versions
 from .lock import CrawlLocked, acquire_lock, release_lock
@@ -104,14 +105,17 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
         host_map = parse_host_map(list(map_hosts))
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--map-host") from e
-    directory = os.path.dirname(os.path.abspath(db_path))
-    if not os.path.isdir(directory):
-        raise ConfigError(f"directory does not exist: {directory}")
+    try:
+        check_writable(db_path)
+    except ArchiveError as e:
+        raise ConfigError(str(e)) from e
     try:
         lock, stale = acquire_lock(db_path)
     except CrawlLocked as e:
         click.echo(f"Error: {e}", err=True)
         sys.exit(EXIT_LOCKED)
+    except OSError as e:
+        raise ConfigError(f"cannot take the crawl lock beside {db_path}: {e.strerror}") from e
     try:
         if stale:
             click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
@@ -171,6 +175,8 @@ def _crawl(urls: tuple[str, ...], host_map: dict[str, str], delay: float | None,
     if not runs:
         raise click.ClickException(f"the crawl did not start (exit code {returncode})")
     run = get_run(db, runs[0]["id"])
+    if run["status"] == "running":
+        click.echo(f"Error: run {run['id']} stopped without closing (see its log); what it saved is kept", err=True)
     click.echo(
         f"run {run['id']} {run['status']}: posts {run['posts_new']} new, {run['posts_updated']} updated, "
         f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {run['errors']} errors, "

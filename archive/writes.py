@@ -123,6 +123,7 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
     """Insert or update one post; return ``new``, ``updated`` or ``unchanged``."""
     url = normalize_url(post["url"])
     row = {k: post.get(k) for k in POST_FIELDS}
+    _check_unicode(url, row)
     for key in JSON_FIELDS:
         row[key] = json.dumps(row[key] or [], ensure_ascii=False)
     row["content_hash"] = content_hash(post)
@@ -151,6 +152,17 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
             [run_id],
         )
     return outcome
+
+
+def _check_unicode(url: str, row: dict[str, Any]) -> None:
+    """SQLite stores UTF-8: text that cannot be encoded is refused whole, never mangled."""
+    for key, value in row.items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as e:
+                    raise ValueError(f"{key} of {url} is not valid Unicode ({e.reason}): not saved") from e
 
 
 def _save_aliases(db: Database, post_id: int, url: str, aliases: list[dict[str, str]], now: str) -> None:

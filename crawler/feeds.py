@@ -108,9 +108,18 @@ def _entry(entry: Any, base: str) -> dict[str, Any]:
     }
 
 
+def _scrub(obj: dict[str, Any]) -> dict[str, Any]:
+    """Lone surrogates become U+FFFD, as a browser shows them."""
+    return {
+        k: v.encode("utf-16", "surrogatepass").decode("utf-16", "replace") if isinstance(v, str) else v
+        for k, v in obj.items()
+    }
+
+
 def _parse_json_feed(body: bytes, url: str) -> dict[str, Any]:
     try:
-        data = json.loads(body)
+        # JSON may escape lone surrogates ("\ud800"), which no UTF-8 text can hold
+        data = json.loads(body.decode("utf-8", "replace"), object_hook=_scrub)
     except ValueError as e:
         raise FeedError(f"not valid JSON: {e}") from e
     if not isinstance(data, dict) or not str(data.get("version", "")).startswith(

@@ -4,8 +4,10 @@ The store pipeline owns the run: it records it in ``crawl_runs`` when the
 spider opens and closes it with totals and the sources' status at the end.
 """
 
+import asyncio
 import json
 import logging
+import sqlite3
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 logger = logging.getLogger(__name__)
+# Errors that mean a source was not crawled as it should have been.
+FAILING_KINDS = ("seed", "bug")
 
 
 class ValidatePipeline:
@@ -60,6 +64,7 @@ class ArchivePipeline:
         self.errors: Counter[int] = Counter()
         self.sources: set[int] = set()
         self.failed: set[int] = set()
+        self.fatal: str | None = None  # why the archive cannot be written any more
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "ArchivePipeline":
@@ -79,9 +84,28 @@ class ArchivePipeline:
 
     def process_item(self, item: Any) -> Any:
         assert self.db is not None
+        if self.fatal:
+            raise DropItem(f"not saved, the archive cannot be written ({self.fatal}): {getattr(item, 'url', '')}")
+        try:
+            return self._save(item)
+        except sqlite3.OperationalError as e:
+            # Disk full, read-only or I/O errors: stop at once. Each save is one
+            # transaction, so what was saved before is whole and stays.
+            self.fatal = str(e)
+            logger.error("the archive cannot be written (%s); stopping the crawl", e)
+            self.crawler.stats.set_value("archive/fatal", str(e))
+            asyncio.ensure_future(self.crawler.engine.close_spider_async(reason="archive_unwritable"))
+            raise DropItem(f"not saved: {e}") from e
+
+    def _save(self, item: Any) -> Any:
+        assert self.db is not None
         stats = self.crawler.stats
         if isinstance(item, BlogPost):
-            outcome = save_post(self.db, ItemAdapter(item).asdict(), run_id=self.run_id)
+            try:
+                outcome = save_post(self.db, ItemAdapter(item).asdict(), run_id=self.run_id)
+            except ValueError as e:
+                save_error(self.db, run_id=self.run_id, source_id=item.source_id, url=item.url, kind="data", message=str(e))
+                raise DropItem(str(e)) from e
             stats.inc_value(f"archive/posts_{outcome}")
         elif isinstance(item, PostAlias):
             save_alias(self.db, item.alias, item.url, item.why)
@@ -93,7 +117,7 @@ class ArchivePipeline:
             stats.inc_value("archive/errors")
             if item.source_id:
                 self.errors[item.source_id] += 1
-                if item.kind == "seed":
+                if item.kind in FAILING_KINDS:
                     self.failed.add(item.source_id)
         elif isinstance(item, SourceUpdate):
             fields = {k: v for k, v in ItemAdapter(item).asdict().items() if v is not None and k != "source_id"}
@@ -107,6 +131,16 @@ class ArchivePipeline:
     def spider_closed(self, reason: str) -> None:
         if self.db is None:
             return
+        try:
+            self._close_run(reason)
+        except sqlite3.OperationalError as e:
+            logger.error("the run could not be closed in the archive: %s", e)
+        finally:
+            self.db.close()
+            self.db = None
+
+    def _close_run(self, reason: str) -> None:
+        assert self.db is not None
         status = {"finished": "finished", "shutdown": "interrupted"}.get(reason, reason)
         now = utcnow()
         for source_id in self.sources:
@@ -125,5 +159,3 @@ class ArchivePipeline:
             seconds=time.monotonic() - self.started,
             pages=self.crawler.stats.get_value("response_received_count", 0),
         )
-        self.db.close()
-        self.db = None

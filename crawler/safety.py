@@ -6,6 +6,9 @@ or link-local addresses. Anything else, a redirect above all, that names or reso
 such an address, in any spelling (``2130706433``, ``0x7f000001``,
 ``0177.0.0.1``, ``[::1]``), is refused.
 
+``CallbackErrorsMiddleware`` (a spider middleware): an unexpected exception
+while handling a page is recorded against its source, which is marked failed.
+
 ``RobotsPolicyMiddleware``: Scrapy's robots.txt handling, with RFC 9309's
 rule for an unreachable robots.txt: a 5xx answer or a network error means
 that nothing on the host may be fetched; a 4xx means everything may.
@@ -13,6 +16,7 @@ that nothing on the host may be fetched; a 4xx means everything may.
 
 import asyncio
 import ipaddress
+import logging
 import socket
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -23,6 +27,10 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 
 from archive.urls import host_of
+
+from .items import CrawlError
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -90,6 +98,23 @@ class PrivateAddressMiddleware:
             if is_internal(resolved):
                 return f"resolves to the internal address {resolved}"
         return None
+
+
+class CallbackErrorsMiddleware:
+    """A bug met while handling one source's page marks that source failed; the rest goes on."""
+
+    def __init__(self, crawler: "Crawler"):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: "Crawler") -> "CallbackErrorsMiddleware":
+        return cls(crawler)
+
+    def process_spider_exception(self, response: Response, exception: Exception) -> list[Any]:
+        source_id = response.meta.get("source_id")
+        self.crawler.stats.inc_value("archive/callback_errors")
+        logger.exception("unexpected error on %s", response.url, exc_info=exception)
+        return [CrawlError(source_id, response.url, "bug", f"{type(exception).__name__}: {exception}")]
 
 
 class RobotsPolicyMiddleware(RobotsTxtMiddleware):

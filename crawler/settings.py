@@ -66,6 +66,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.conditional.ConditionalMiddleware": 585,
 }
 SPIDER_MIDDLEWARES = {
+    # farthest from the spider: a bug anywhere on a page's way is recorded against its source
+    "crawler.safety.CallbackErrorsMiddleware": 10,
     "crawler.tracking.ProcessedMiddleware": 950,
 }
 ITEM_PIPELINES = {

@@ -1,6 +1,8 @@
 """The archive library: schema, idempotent writes, search in English and Chinese."""
 
 
+import json
+
 import pytest
 
 from archive import (
@@ -116,3 +118,25 @@ def test_values_come_back_byte_exact(db):
     title = "Robert'); DROP TABLE posts;-- <script>alert(1)</script> 𝔘𝔫𝔦𝔠𝔬𝔡𝔢"
     save_post(db, post(title=title), run_id=run)
     assert db.execute("select title from posts").fetchone()[0] == title
+
+
+NAUGHTY = ["\x00nul inside", "ZWJ 👩‍💻 and RTL ‮text", "Ω≈ç√∫", "' OR 1=1 --", "%s %d {0} ${x}", "a" * 100_000]
+
+
+def test_naughty_strings_round_trip_byte_exact(db):
+    ensure_source(db, "https://blog.test/")
+    run = start_run(db, [1])
+    for i, text in enumerate(NAUGHTY):
+        save_post(db, post(url=f"https://blog.test/n/{i}", title=text, text=text, tags=[text]), run_id=run)
+    got = {r["url"]: r for r in db.query("select url, title, text, tags from posts")}
+    for i, text in enumerate(NAUGHTY):
+        row = got[f"https://blog.test/n/{i}"]
+        assert row["title"] == row["text"] == text and json.loads(row["tags"]) == [text]
+
+
+def test_lone_surrogates_are_refused_with_a_clear_error(db):
+    ensure_source(db, "https://blog.test/")
+    run = start_run(db, [1])
+    with pytest.raises(ValueError, match=r"title of https://blog.test/p/1 is not valid Unicode \(surrogates not allowed\)"):
+        save_post(db, post(title="bad \ud800 title"), run_id=run)
+    assert db["posts"].count == 0

@@ -167,3 +167,9 @@ def test_broken_feed_entries_are_kept_with_warnings():
         "duplicate guid 'same' (entry http://b.test/2): kept without it",
         "unreadable date 'yesterday-ish' (entry http://b.test/1): kept without a date",
     ]
+
+
+def test_json_feed_lone_surrogates_become_replacement_characters():
+    body = b'{"version": "https://jsonfeed.org/version/1.1", "items": [{"id": "1", "url": "https://b.test/1", "title": "bad \\ud800 title"}]}'
+    (entry,) = parse_feed(body, "https://b.test/feed.json")["entries"]
+    assert entry["title"] == "bad \ufffd title"
