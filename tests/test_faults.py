@@ -47,7 +47,7 @@ PAGES = {
     "/busy/": "A post behind a 429",
 }
 FAULTS = ["/slow/", "/dropped/", "/short/", "/truncated-gzip/", "/loop/", "/gone/", "/missing/",
-          "/bomb-gzip/", "/bomb-deflate/", "/bomb-br/", "/huge/", "/binary/"]
+          "/bomb-gzip/", "/bomb-deflate/", "/bomb-br/", "/huge/", "/binary/", "/nested/"]
 
 
 def routes() -> dict:
@@ -74,6 +74,7 @@ def routes() -> dict:
         "/bomb-br/": answer(200, zero_stream("br", BOMB_BYTES), {"Content-Encoding": "br"}),
         "/huge/": answer(200, b"<html><body><p>" + b"words " * (5 * 1024 * 1024) + b"</p></body></html>"),
         "/binary/": answer(200, rng.randbytes(50_000)),
+        "/nested/": answer(200, b"<html><body>" + b"<div>" * 50_000 + b"<p>Deep.</p>" + b"</div>" * 50_000 + b"</body></html>"),
         "/paper.pdf": answer(200, b"%PDF-1.4", {"Content-Type": "application/pdf"}),
         "/photo.png": answer(200, b"\x89PNG", {"Content-Type": "image/png"}),
     }
@@ -141,7 +142,8 @@ def test_bombs_and_huge_pages_stop_at_the_size_cap(crawl, path):
 
 def test_garbage_and_truncated_bodies_archive_nothing_and_crash_nothing(crawl):
     proc, _, _, t = crawl
-    assert not any(p["url"].endswith(("/binary/", "/truncated-gzip/")) for p in t["posts"])
+    assert not any(p["url"].endswith(("/binary/", "/truncated-gzip/", "/nested/")) for p in t["posts"])
+    assert errors_at(t, "/binary/") == errors_at(t, "/nested/") == []
 
 
 def test_files_that_are_not_pages_are_never_fetched(crawl):
