@@ -35,6 +35,14 @@ ARCHIVE_RETRY_AFTER_MAX = 120.0
 # A descriptor, inherited from `blogarchive crawl`, that holds the archive's
 # crawl lock; unset, the crawl takes the lock itself.
 ARCHIVE_LOCK_FD = None
+# Worker processes that extract posts (trafilatura), off the crawl's own
+# process; 0 extracts inline, in the crawl's process.
+ARCHIVE_EXTRACT_WORKERS = os.cpu_count() or 1
+# Seconds one page may take to extract; a slower one is stopped and recorded
+# as an error (kind "extract").
+ARCHIVE_EXTRACT_TIMEOUT = 30.0
+# Pages waiting for a worker at most: beyond, new requests wait.
+ARCHIVE_EXTRACT_QUEUE = 8
 
 # -- politeness: real sites ------------------------------------------------------
 USER_AGENT = "blogarchive/0.1 (+https://pypi.org/project/blogarchive/)"
@@ -64,6 +72,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.MapHostsMiddleware": 990,
     # after decompression and redirects, before retries: sees every body once
     "crawler.conditional.ConditionalMiddleware": 585,
+    # holds requests while pages wait for an extraction worker (back-pressure)
+    "crawler.pool.ExtractionGate": 60,
 }
 SPIDER_MIDDLEWARES = {
     # farthest from the spider: a bug anywhere on a page's way is recorded against its source
@@ -79,6 +89,7 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "crawler.extensions.Progress": 500,
     "scrapy.extensions.telnet.TelnetConsole": None,
+    "crawler.pool.ExtractionPool": 100,
 }
 
 LOG_LEVEL = "INFO"

@@ -16,7 +16,7 @@ from blogserver import Blog, BlogServer
 from conftest import BLOGARCHIVE, ROOT, run_cli
 
 HOST = "slow.test"
-POSTS = 24
+POSTS = 48  # more than a crawl holds in flight (downloads queued, pages awaiting extraction)
 
 
 def crawl_args(db: Path, server: BlogServer, url: str = f"http://{HOST}/") -> list[str]:

@@ -9,13 +9,14 @@ import codecs
 import gzip
 import io
 from collections.abc import AsyncIterator, Iterator
+from functools import cached_property
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from parsel import Selector
 from protego import Protego
 from scrapy import Request, Spider
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
@@ -35,6 +36,7 @@ from ..incremental import load_plan, sitemap_lastmod
 from ..items import CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..middlewares import META_KEY as MAPPED
 from ..pages import SectionStats, decide, in_scope, read_evidence, url_date, url_shape
+from ..pool import ExtractionFailed, ExtractionPool
 from .state import SourceState
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
@@ -113,6 +115,14 @@ class BlogSpider(Spider):
         self.states.append(state)
         return state
 
+    @cached_property
+    def extraction(self) -> ExtractionPool:
+        """The crawl's extraction workers (the ``crawler.pool.ExtractionPool`` extension)."""
+        pool = self.crawler.get_extension(ExtractionPool)
+        if pool is None:
+            raise NotConfigured("crawler.pool.ExtractionPool is not in EXTENSIONS")
+        return pool
+
     def closed(self, reason: str) -> None:
         archive = getattr(self, "archive", None)
         if archive is None:
@@ -186,22 +196,26 @@ class BlogSpider(Spider):
 
     # -- callbacks --------------------------------------------------------
 
-    def parse_seed(self, response: Response, state: SourceState) -> Iterator[Any]:
+    async def parse_seed(self, response: Response, state: SourceState) -> AsyncIterator[Any]:
         # The user typed the seed: where it redirects to is the same blog.
         state.aliases.add(host_of(response.url))
         body = response.body
         if looks_like_feed(body, _content_type(response)):
             yield SourceUpdate(state.id, kind="feed", feeds=[state.url])
             state.pending += 1
-            yield from self.parse_feed(response, state)
+            for output in self.parse_feed(response, state):
+                yield output
         elif b"<urlset" in body[:2048] or b"<sitemapindex" in body[:2048] or body[:2] == b"\x1f\x8b":
             yield SourceUpdate(state.id, kind="sitemap", sitemaps=[state.url])
             state.pending += 1
-            yield from self.parse_sitemap(response, state)
+            for output in self.parse_sitemap(response, state):
+                yield output
         elif isinstance(response, TextResponse):
             response = _decoded(response)
-            yield from self._discover_from_home(response, state)
-            yield from self.parse_page(response, state)
+            for output in self._discover_from_home(response, state):
+                yield output
+            async for output in self.parse_page(response, state):
+                yield output
         else:
             yield CrawlError(state.id, response.url, "seed", "neither an HTML page, a feed nor a sitemap")
 
@@ -323,11 +337,12 @@ class BlogSpider(Spider):
             yield from self._page(state, url)
         yield from self._discovery_done(state)
 
-    def parse_page(self, response: Response, state: SourceState) -> Iterator[Any]:
+    async def parse_page(self, response: Response, state: SourceState) -> AsyncIterator[Any]:
         if not isinstance(response, HtmlResponse):
             return
         if state.plan and state.plan.skip(response):
-            yield from self._doubt(state, response)
+            for request in self._doubt(state, response):
+                yield request
             return
         response = _decoded(response)
         url = state.own(response.url) or response.url
@@ -335,9 +350,11 @@ class BlogSpider(Spider):
         depth = response.meta.get("depth", 0) + 1
         links = [t for link in LINKS.extract_links(response) if (t := state.own(link.url)) and in_scope(t, state.scope)]
         for link_url in state.plan.select_links(links) if state.plan else links:
-            yield from self._page(state, link_url, depth)
+            for output in self._page(state, link_url, depth):
+                yield output
         if state.plan and state.plan.done_before(response, url):
-            yield from self._doubt(state, response)
+            for request in self._doubt(state, response):
+                yield request
             return
         sel = Selector(text=response.text)
         evidence = read_evidence(sel)
@@ -348,7 +365,8 @@ class BlogSpider(Spider):
             url = canonical
         if url_key(url) in state.parsed:  # reached again through a redirect or another form
             if state.parsed[url_key(url)] == "post":
-                yield from (PostAlias(state.id, a["alias"], url, a["why"]) for a in aliases)
+                for a in aliases:
+                    yield PostAlias(state.id, a["alias"], url, a["why"])
             return
         entry = state.entries.get(url_key(url))
         if entry is None and state.plan:
@@ -364,8 +382,13 @@ class BlogSpider(Spider):
         yield PageRecord(url, state.id, kind, reason)
         if kind != "post":
             return
-        post = extract_post(url, response.text, feed_entry=entry, site_name=state.site_name, default_tz=state.default_tz)
         self.crawler.stats.inc_value("extract/count")
+        try:
+            post = await self.extraction.extract(url, response.text, feed_entry=entry, site_name=state.site_name,
+                                                 default_tz=state.default_tz)
+        except ExtractionFailed as e:
+            yield CrawlError(state.id, url, "extract", str(e))
+            return
         if post is None:
             yield CrawlError(state.id, url, "extract", "judged a post, but no article text was found")
             return
