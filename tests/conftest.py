@@ -10,6 +10,7 @@ import http.server
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -60,6 +61,16 @@ def run_cli(*args: str, check: bool = True, timeout: float = 300) -> subprocess.
     if check and proc.returncode != 0:
         raise AssertionError(f"blogarchive {' '.join(args)} exited {proc.returncode}:\n{proc.stderr}")
     return proc
+
+
+def rows(db: Path, sql: str, params: tuple = ()) -> list[dict]:
+    """The rows of a query on an archive file, as dicts."""
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute(sql, params)]
+    finally:
+        conn.close()
 
 
 def crawl_args(url: str, db: Path, host_map: dict[str, str]) -> list[str]:

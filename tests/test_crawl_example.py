@@ -2,22 +2,12 @@
 
 import json
 import re
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from conftest import EXPECTED, ROOT, crawl_args, run_cli
-
-
-def rows(db: Path, sql: str, params: tuple = ()) -> list[dict]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in conn.execute(sql, params)]
-    finally:
-        conn.close()
+from conftest import EXPECTED, ROOT, crawl_args, rows, run_cli
 
 
 def posts_by_path(db: Path) -> dict[str, dict]:

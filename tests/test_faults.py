@@ -1,7 +1,6 @@
 """Network and HTTP faults, served by a misbehaving server on 127.0.0.1 (tests/faultserver.py):
 whatever a site does, the crawl records it, keeps what it can, and goes on."""
 
-import os
 import random
 import resource
 import sqlite3
@@ -11,9 +10,8 @@ import zlib
 
 import brotli
 import pytest
-
 from conftest import ROOT
-from faultserver import FaultServer, answer, bomb, compressed, drop_after, sequence, stall
+from faultserver import FaultServer, answer, compressed, drop_after, sequence, stall
 
 HOST = "faults.test"
 BOMB_BYTES = 300 * 1024 * 1024  # decompressed; 15 times the 20 MB download cap

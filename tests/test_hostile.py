@@ -2,12 +2,11 @@
 feeds that try XML tricks. Everything is served on 127.0.0.1; nothing else is ever contacted."""
 
 import sqlite3
-from pathlib import Path
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 from faultserver import FaultServer, answer
 
@@ -94,7 +93,7 @@ def test_credentials_in_urls_are_neither_stored_nor_logged(ssrf):
 def test_robots_policy(tmp_path, robots, posts, failed):
     routes = {"/robots.txt": robots, "/": answer(200, page("Home", '<a href="/p/1/">post</a>')), "/p/1/": answer(200, page("Post"))}
     with FaultServer(routes) as server:
-        proc = crawl(tmp_path / "r.db", server.base)
+        crawl(tmp_path / "r.db", server.base)
         hits = dict(server.hits)
     assert len(rows(tmp_path / "r.db", "select * from posts")) == posts
     status = rows(tmp_path / "r.db", "select last_status from sources")[0]["last_status"]

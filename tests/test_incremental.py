@@ -14,16 +14,7 @@ from pathlib import Path
 
 import pytest
 from blogserver import Blog, BlogServer
-from conftest import ROOT, run_cli
-
-
-def rows(db: Path, sql: str, params: tuple = ()) -> list[dict]:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in conn.execute(sql, params)]
-    finally:
-        conn.close()
+from conftest import ROOT, rows, run_cli
 
 
 def posts(db: Path) -> dict[str, dict]:
