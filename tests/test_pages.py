@@ -108,3 +108,14 @@ def test_a_small_section_beside_the_posts_is_not_posts():
     # A shape the feed never showed is judged on the page's own evidence.
     assert decide("https://blog.test/2010/old/", SCOPE, PageEvidence(og_type="article"),
                   in_feed=False, dated_text=True, sections=sections)[0] == "post"
+
+
+def test_deep_pagination_is_not_a_calendar_trap():
+    from crawler.spiders.state import SourceState
+
+    state = SourceState(id=1, url=SCOPE, scope=SCOPE, origin="https://blog.test", aliases=set(), bases=set(),
+                        max_pages=10, max_depth=500, max_query_variants=50, sections=SectionStats())
+    assert state.trap("https://blog.test/page/1000/", 1) is None
+    assert state.trap("https://blog.test/?paged=2500", 1) is None
+    assert state.trap("https://blog.test/calendar/?month=1850-01", 1) == "a calendar page outside 1990 to next year"
+    assert state.trap("https://blog.test/archives/3000/01/", 1) == "a calendar page outside 1990 to next year"

@@ -16,6 +16,7 @@ from ..metadata import title_edges
 from ..pages import SectionStats
 
 # A path segment or query value that is a year, a month or a day: 2024, 2024-07, 2024-07-30.
+PAGE_NAMES = {"page", "paged", "p", "start", "offset"}
 DATE_VALUE = re.compile(r"^(\d{4})(?:[-_/.]\d{1,2}){0,2}$")
 
 
@@ -62,7 +63,11 @@ class SourceState:
     def trap(self, url: str, depth: int) -> str | None:
         """Why following ``url`` would lead into a trap, or None."""
         parts = urlsplit(url)
-        for value in [*parts.path.split("/"), *(v for _, v in parse_qsl(parts.query))]:
+        segments = parts.path.split("/")
+        named = [*zip(["", *segments], segments), *parse_qsl(parts.query)]
+        for name, value in named:
+            if name.lower() in PAGE_NAMES:
+                continue  # /page/1000/ and ?paged=2024 count pages, not years
             match = DATE_VALUE.match(value)
             if match and not 1990 <= int(match.group(1)) <= date.today().year + 1:
                 return "a calendar page outside 1990 to next year"
