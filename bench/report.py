@@ -40,7 +40,8 @@ def table(runs: list[dict]) -> str:
                   f"({r['trafilatura']['urls']:,}{', stopped' if r['trafilatura'].get('timed_out') else ''})")
     for name in runs[-1]["search"]:
         row(f"search `{name}`: median ms (rows)",
-            lambda r, name=name: f"{_f(r['search'][name]['median_ms'])} ({r['search'][name]['rows']})")
+            lambda r, name=name: f"{_f(r['search'][name]['median_ms'])} "
+                                 f"({r['search'][name].get('error') or r['search'][name]['rows']})")
     return "\n".join(rows)
 
 

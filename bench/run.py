@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from concurrent.futures import ProcessPoolExecutor
@@ -199,14 +200,17 @@ def search_latency(db: Path) -> dict[str, dict[str, float]]:
                 q = urllib.parse.quote(term)
                 for name, url in (("posts", f"{base}/posts.json?_search={q}&_shape=array"),
                                   ("canned", f"{base}/search.json?q={q}&_shape=array")):
-                    times, hits = [], 0
+                    times, hits, error = [], 0, None
                     for _ in range(SEARCH_REPEAT):
                         started = time.perf_counter()
-                        with urllib.request.urlopen(url, timeout=30) as response:
-                            hits = len(json.loads(response.read()))
+                        try:
+                            with urllib.request.urlopen(url, timeout=30) as response:
+                                hits = len(json.loads(response.read()))
+                        except urllib.error.HTTPError as e:  # 400: over Datasette's time limit (2 s)
+                            error = f"HTTP {e.code}: {json.loads(e.read()).get('error', '')}"
                         times.append((time.perf_counter() - started) * 1000)
                     results[f"{name} {term}"] = {"lang": lang, "median_ms": statistics.median(times),
-                                                 "max_ms": max(times), "rows": hits}
+                                                 "max_ms": max(times), "rows": hits, "error": error}
         return results
     finally:
         server.terminate()
