@@ -4,8 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= demo.db
 PORT ?= 8001
+BENCH_SIZES ?= 1000,10000
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test bench lint clean
 
 install: $(VENV)/.installed
 
@@ -31,6 +32,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest
+
+# By hand, never in CI: synthetic blogs on 127.0.0.1; writes docs/benchmarks.md and bench/results.json.
+bench: install
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m bench.run --sizes $(BENCH_SIZES)
 
 lint: install
 	$(BIN)/ruff check crawler archive tests

@@ -1,7 +1,7 @@
 """Extraction in worker processes, off the reactor: a pool sized to the cores.
 
 ``ExtractionPool`` (an extension) starts ``ARCHIVE_EXTRACT_WORKERS`` processes
-(forkserver) when the spider opens and stops them when it closes. The spider
+(forkserver) for the first page to extract and stops them when the spider closes. The spider
 awaits ``extract()``; each idle worker takes the next waiting page, and the
 results come back, as plain dicts, in order of completion. ``ExtractionGate``
 (a downloader middleware) holds new requests while ``ARCHIVE_EXTRACT_QUEUE``
@@ -124,6 +124,7 @@ class ExtractionPool:
         self.running: list[_Worker] = []
         self.idle: list[_Worker] = []
         self.room = asyncio.Event()
+        self.room.set()
         self.closed = False
         self.deaths = 0  # workers that died in a row, without an answer between
         self.broken = ""  # why no worker is left, when they keep dying
@@ -140,7 +141,6 @@ class ExtractionPool:
             queue=settings.getint("ARCHIVE_EXTRACT_QUEUE"),
             stats=crawler.stats,
         )
-        crawler.signals.connect(pool.start, signal=signals.spider_opened)
         crawler.signals.connect(pool.close, signal=signals.spider_closed)
         return pool
 
@@ -150,8 +150,8 @@ class ExtractionPool:
         return len(self.waiting) + len(self.running)
 
     def start(self) -> None:
+        """Start the workers (the first ``extract`` does, so a crawl with nothing to extract starts none)."""
         self.loop = asyncio.get_running_loop()
-        self.room.set()
         if self.workers:
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload([__name__, "crawler.warmup"])  # imported once, in the forkserver
@@ -180,6 +180,8 @@ class ExtractionPool:
             return self._inline(url, html, options)
         if self.closed or self.broken:
             raise ExtractionFailed(self.broken or "the crawl is closing: not extracted")
+        if self.loop is None:
+            self.start()
         assert self.loop is not None
         task = _Task(url, html, options, self.loop.create_future())
         self.waiting.append(task)

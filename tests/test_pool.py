@@ -227,8 +227,10 @@ def test_back_pressure_bounds_the_pages_in_flight(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert rows(db, "select count(*) from posts") == [(60,)]
     summary = pool_summary(log)
-    # one page in the worker, one waiting, and what the four requests in flight bring
-    assert 1 <= summary["in_flight_max"] <= 1 + 1 + 4, summary
+    # one page in the worker, one waiting, what the four requests let through before the gate closed
+    # bring, and as many responses again that Scrapy held between the downloader and the callback
+    # (without the gate, 26 here)
+    assert 1 <= summary["in_flight_max"] <= 1 + 1 + 4 + 4, summary
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,313 @@
+"""The benchmark: ``python -m bench.run [--sizes 1000,10000]`` (``make bench``), by hand, never in tests.
+
+For each size, one synthetic blog (``bench.blogs``) is served on 127.0.0.1 by
+``bench.server`` and measured, in one run, on the same pages:
+
+- extraction-only floor: the post pages read from disk and extracted by a
+  process pool sized to the cores (``extract_post``, the crawl's settings);
+- fetch-only floor: Scrapy fetching every URL of the sitemap, no parsing;
+- blogarchive: a full crawl, a recrawl with no change, a ``--recheck``;
+- trafilatura's command line on the same sitemap (its config file turns
+  SSRF protection and the 5 s sleep off, so that it may fetch 127.0.0.1 at full speed);
+- full-text search through ``blogarchive serve`` (Datasette's JSON API).
+
+Peak RSS is the largest sum, over the samples (every 0.1 s), of the RSS of a
+command's process and all its descendants (extraction workers included);
+CPU seconds are summed over the same processes. Writes bench/results.json
+and docs/benchmarks.md.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import ProcessPoolExecutor
+from datetime import datetime, timezone
+from multiprocessing import get_context
+from pathlib import Path
+
+import psutil
+import trafilatura
+
+from bench.blogs import write_site
+from bench.report import write_report
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+CONCURRENCY = 16
+SEARCHES = {"en": ["database", "memory latency"], "zh": ["数据库", "内存"]}
+SEARCH_REPEAT = 20
+
+
+class Sampler:
+    """Peak RSS and CPU seconds of a process and its descendants, sampled every 0.1 s."""
+
+    def __init__(self, pid: int):
+        self.root = psutil.Process(pid)
+        self.peak_rss = 0
+        self.cpu: dict[int, float] = {}
+        self.pids: set[int] = set()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                procs = [self.root, *self.root.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                break
+            rss = 0
+            for proc in procs:
+                try:
+                    with proc.oneshot():
+                        rss += proc.memory_info().rss
+                        times = proc.cpu_times()
+                        self.cpu[proc.pid] = times.user + times.system
+                        self.pids.add(proc.pid)
+                except psutil.NoSuchProcess:
+                    continue
+            self.peak_rss = max(self.peak_rss, rss)
+            self.stop.wait(0.1)
+
+    def finish(self) -> dict[str, float]:
+        self.stop.set()
+        self.thread.join()
+        return {"peak_rss_mb": self.peak_rss / 2**20, "cpu_seconds": sum(self.cpu.values()), "processes": len(self.pids)}
+
+
+def measured(command: list[str], timeout: float | None = None, **kwargs) -> tuple[subprocess.CompletedProcess, dict[str, float]]:
+    """Run ``command``; its result, wall seconds, peak RSS and CPU seconds (descendants included).
+    Past ``timeout`` seconds it is killed, and ``timed_out`` says so."""
+    started = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    sampler = Sampler(proc.pid)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        return subprocess.CompletedProcess(command, proc.returncode, out, err), {
+            "seconds": time.monotonic() - started, **sampler.finish(), "timed_out": True}
+    seconds = time.monotonic() - started
+    usage = sampler.finish()
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(command)} exited {proc.returncode}:\n{err[-3000:]}")
+    return subprocess.CompletedProcess(command, proc.returncode, out, err), {"seconds": seconds, **usage}
+
+
+def _warm() -> None:
+    import crawler.warmup  # noqa: F401  (the crawl's workers start warm too)
+
+
+def _extract_file(args: tuple[str, str]) -> bool:
+    from crawler.extract import extract_post
+
+    url, path = args
+    return extract_post(url, Path(path).read_text(encoding="utf-8")) is not None
+
+
+def extraction_floor(site: Path, base: str, posts: list) -> dict[str, float]:
+    """The post pages extracted from disk by a process pool sized to the cores, timed after warm-up."""
+    jobs = [(base + p.path, str(site / p.path.strip("/") / "index.html")) for p in posts]
+    workers = os.cpu_count() or 1
+    with ProcessPoolExecutor(workers, mp_context=get_context("forkserver"), initializer=_warm) as pool:
+        list(pool.map(_extract_file, jobs[:workers * 4]))
+        cpu = psutil.cpu_times()
+        started = time.monotonic()
+        found = sum(pool.map(_extract_file, jobs, chunksize=8))
+        seconds = time.monotonic() - started
+        after = psutil.cpu_times()
+    busy = (after.user + after.system) - (cpu.user + cpu.system)
+    return {"posts": found, "seconds": seconds, "posts_per_s": found / seconds, "cpu_s_per_post": busy / found}
+
+
+def fetch_floor(urls: list[str], work: Path) -> dict[str, float]:
+    url_file, out = work / "urls.txt", work / "fetch.json"
+    url_file.write_text("\n".join(urls))
+    command = [str(BIN / "scrapy"), "runspider", str(ROOT / "bench" / "fetch.py"), "-a", f"urls={url_file}",
+               "-a", f"out={out}", "-s", f"CONCURRENT_REQUESTS={CONCURRENCY}",
+               "-s", f"CONCURRENT_REQUESTS_PER_DOMAIN={CONCURRENCY}", "-s", "ROBOTSTXT_OBEY=0",
+               "-s", "LOG_LEVEL=WARNING", "-s", "TELNETCONSOLE_ENABLED=0"]
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    _, usage = measured(command, cwd=work, env=env)
+    result = json.loads(out.read_text())
+    return {"pages": result["pages"], "seconds": result["seconds"], "pages_per_s": result["pages"] / result["seconds"],
+            "cpu_s_per_page": usage["cpu_seconds"] / result["pages"]}
+
+
+def last_run(db: Path) -> dict:
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return dict(conn.execute("select * from crawl_runs order by id desc limit 1").fetchone())
+    finally:
+        conn.close()
+
+
+def crawl(db: Path, *args: str) -> dict[str, float]:
+    command = [str(BIN / "blogarchive"), "crawl", *args, "--db", str(db), "--delay", "0",
+               "--concurrency", str(CONCURRENCY), "--max-pages", "100000", "--quiet"]
+    _, usage = measured(command, cwd=ROOT)
+    run = last_run(db)
+    pages = run["pages"] or 0
+    posts = run["posts_new"] + run["posts_updated"] + run["posts_unchanged"]
+    return {**usage, "pages": pages, "posts": posts, "requests": run["requests"], "extractions": run["extractions"],
+            "errors": run["errors"], "pages_per_s": pages / usage["seconds"], "posts_per_s": posts / usage["seconds"],
+            "cpu_s_per_page": usage["cpu_seconds"] / max(pages, 1),
+            "db_mb": sum(f.stat().st_size for f in db.parent.glob(db.name + "*") if f.suffix != ".lock") / 2**20}
+
+
+def trafilatura_cli(base: str, work: Path, limit: float) -> dict[str, float]:
+    """trafilatura's command line: the sitemap's URLs (``--sitemap --list``), then those pages extracted
+    (``-i``), stopped after ``limit`` seconds. In one step (``--sitemap URL -o DIR``) with no sleep,
+    trafilatura 2.3.1 downloads the sitemap itself again and again and never ends."""
+    config = ["--config-file", str(ROOT / "bench" / "trafilatura.cfg")]
+    listing, found = measured([str(BIN / "trafilatura"), "--sitemap", f"{base}/sitemap.xml", "--list", *config], cwd=work)
+    (work / "trafilatura.txt").write_text(listing.stdout)
+    out = work / "trafilatura"
+    _, usage = measured([str(BIN / "trafilatura"), "-i", str(work / "trafilatura.txt"), "-o", str(out), "--markdown",
+                         "--no-comments", *config], timeout=limit - found["seconds"], cwd=work)
+    files = len(list(out.iterdir())) if out.exists() else 0
+    seconds = found["seconds"] + usage["seconds"]
+    return {**usage, "seconds": seconds, "urls": len(listing.stdout.split()), "files": files,
+            "cpu_seconds": found["cpu_seconds"] + usage["cpu_seconds"],
+            "peak_rss_mb": max(found["peak_rss_mb"], usage["peak_rss_mb"]), "posts_per_s": files / seconds}
+
+
+def search_latency(db: Path) -> dict[str, dict[str, float]]:
+    """Median and worst milliseconds of ``_search`` on posts and of the ``search`` canned query."""
+    port = _free_port()
+    server = subprocess.Popen([str(BIN / "blogarchive"), "serve", "--db", str(db), "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/{db.stem}"
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/-/versions.json")
+        results = {}
+        for lang, terms in SEARCHES.items():
+            for term in terms:
+                q = urllib.parse.quote(term)
+                for name, url in (("posts", f"{base}/posts.json?_search={q}&_shape=array"),
+                                  ("canned", f"{base}/search.json?q={q}&_shape=array")):
+                    times, hits, error = [], 0, None
+                    for _ in range(SEARCH_REPEAT):
+                        started = time.perf_counter()
+                        try:
+                            with urllib.request.urlopen(url, timeout=30) as response:
+                                hits = len(json.loads(response.read()))
+                        except urllib.error.HTTPError as e:  # 400: over Datasette's time limit (2 s)
+                            error = f"HTTP {e.code}: {json.loads(e.read()).get('error', '')}"
+                        times.append((time.perf_counter() - started) * 1000)
+                    results[f"{name} {term}"] = {"lang": lang, "median_ms": statistics.median(times),
+                                                 "max_ms": max(times), "rows": hits, "error": error}
+        return results
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(url: str) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def start_server(site: Path) -> tuple[subprocess.Popen, str]:
+    """``bench.server`` on port 80 when it can have it (trafilatura's URL checks refuse an IP address
+    with a port), else on a free one; the server and its base URL."""
+    for port in ("80", "0"):
+        server = subprocess.Popen([sys.executable, "-m", "bench.server", str(site), port], cwd=ROOT,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert server.stdout is not None
+        bound = server.stdout.readline().strip()
+        if bound:
+            return server, "http://127.0.0.1" + ("" if bound == "80" else f":{bound}")
+        server.wait()
+    raise SystemExit("the test server did not start")
+
+
+def bench_size(size: int, work: Path) -> dict:
+    site = work / "site"
+    site.mkdir()
+    server, base = start_server(site)
+    try:
+        urls, posts = write_site(site, size, base)
+        print(f"[{size}] {len(urls)} pages at {base}", file=sys.stderr)
+        result: dict = {"size": size, "pages_in_site": len(urls)}
+        result["extraction_floor"] = extraction_floor(site, base, posts)
+        print(f"[{size}] extraction floor {result['extraction_floor']}", file=sys.stderr)
+        result["fetch_floor"] = fetch_floor(urls, work)
+        print(f"[{size}] fetch floor {result['fetch_floor']}", file=sys.stderr)
+        db = work / "archive.db"
+        server_cpu = psutil.Process(server.pid).cpu_times()
+        result["full_crawl"] = crawl(db, f"{base}/")
+        after = psutil.Process(server.pid).cpu_times()
+        result["full_crawl"]["server_cpu_seconds"] = (after.user + after.system) - (server_cpu.user + server_cpu.system)
+        print(f"[{size}] full crawl {result['full_crawl']}", file=sys.stderr)
+        result["recrawl"] = crawl(db)
+        print(f"[{size}] recrawl {result['recrawl']}", file=sys.stderr)
+        result["recheck"] = crawl(db, "--recheck")
+        print(f"[{size}] recheck {result['recheck']}", file=sys.stderr)
+        result["trafilatura"] = trafilatura_cli(base, work, limit=2 * result["full_crawl"]["seconds"])
+        print(f"[{size}] trafilatura {result['trafilatura']}", file=sys.stderr)
+        result["search"] = search_latency(db)
+        print(f"[{size}] search {result['search']}", file=sys.stderr)
+        return result
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def machine() -> dict:
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor())
+    return {"cpu": model, "cores": os.cpu_count(), "ram_gb": round(psutil.virtual_memory().total / 2**30, 1),
+            "python": platform.python_version(), "system": f"{platform.system()} {platform.release()}",
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1000,10000", help="Posts per blog, comma-separated (default 1000,10000).")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    runs = []
+    for size in sizes:
+        work = Path(tempfile.mkdtemp(prefix=f"blogarchive-bench-{size}-"))
+        try:
+            runs.append(bench_size(size, work))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    results = {"machine": machine(), "concurrency": CONCURRENCY, "trafilatura_version": trafilatura.__version__,
+               "runs": runs}
+    (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(write_report(results, ROOT / "docs" / "benchmarks.md"))
+
+
+if __name__ == "__main__":
+    main()
