@@ -1,6 +1,7 @@
 """URL identity: one post, one URL, whatever form a link used."""
 
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, url_query_cleaner
@@ -29,8 +30,12 @@ DROPPED_PARAMS = TRACKING_PARAMS + tuple(p.upper() for p in TRACKING_PARAMS) + (
 PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.I)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 INDEX_FILE = re.compile(r"/index\.(html?|php)$")
+# A blog's pages repeat their navigation, sidebar and tag-cloud links: each
+# form is normalised once. Bounded, so memory does not grow with the blog.
+CACHED_URLS = 65_536
 
 
+@lru_cache(maxsize=CACHED_URLS)
 def normalize_url(url: str) -> str:
     """The canonical form of ``url`` used as a post's identity.
 
@@ -49,6 +54,7 @@ def normalize_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, path, parts.query, ""))
 
 
+@lru_cache(maxsize=CACHED_URLS)
 def url_key(url: str) -> str:
     """What two URLs of one page share: the normal form without a trailing slash."""
     url = normalize_url(url)

@@ -17,14 +17,13 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request, signals
+from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import task
 
-from archive import open_archive
 from archive.captures import latest_capture, save_capture
 from archive.db import utcnow
 from archive.revisit import get_fetch, get_host, in_future, later, note_host, save_fetch
@@ -32,10 +31,10 @@ from archive.urls import host_of
 
 from .feeds import looks_like_feed
 from .middlewares import META_KEY as MAPPED
+from .store import ArchiveStore
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from sqlite_utils import Database
 
 logger = logging.getLogger(__name__)
 
@@ -48,28 +47,16 @@ FUTURE_SLACK = 300  # seconds of clock skew forgiven to Last-Modified
 
 
 class ConditionalMiddleware:
-    def __init__(self, crawler: "Crawler", path: str, retry_after_max: float):
+    def __init__(self, crawler: "Crawler", retry_after_max: float):
         self.crawler = crawler
-        self.path = path
+        self.store = ArchiveStore.of(crawler)
         self.retry_after_max = retry_after_max
-        self.db: Database | None = None
         self.paused: dict[str, float] = {}  # host -> monotonic time it may be asked again
         self.hosts: dict[str, dict[str, Any]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "ConditionalMiddleware":
-        mw = cls(crawler, crawler.settings.get("ARCHIVE_PATH"), crawler.settings.getfloat("ARCHIVE_RETRY_AFTER_MAX"))
-        crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
-        return mw
-
-    def spider_opened(self) -> None:
-        self.db = open_archive(self.path)
-
-    def spider_closed(self) -> None:
-        if self.db is not None:
-            self.db.close()
-            self.db = None
+        return cls(crawler, crawler.settings.getfloat("ARCHIVE_RETRY_AFTER_MAX"))
 
     @property
     def full(self) -> bool:
@@ -77,8 +64,7 @@ class ConditionalMiddleware:
 
     def _host(self, host: str) -> dict[str, Any]:
         if host not in self.hosts:
-            assert self.db is not None
-            self.hosts[host] = get_host(self.db, host)
+            self.hosts[host] = get_host(self.store.db, host)
         return self.hosts[host]
 
     # -- requests ------------------------------------------------------------
@@ -96,8 +82,7 @@ class ConditionalMiddleware:
             raise IgnoreRequest(f"{host} asked not to be fetched before {not_before} (Retry-After)")
         if request.meta.get(f"{STATE}_url") == url:
             return None  # the same request again, mapped to another host
-        assert self.db is not None
-        state = get_fetch(self.db, url)
+        state = get_fetch(self.store.db, url)
         request.meta[STATE], request.meta[f"{STATE}_url"] = state, url
         if not state or not state["sha256"] or self.full:
             return None
@@ -125,7 +110,7 @@ class ConditionalMiddleware:
         if response.status in (429, 503) and response.headers.get("Retry-After"):
             return self._retry_after(request, response)
         state = request.meta.get(STATE) if request.meta.get(f"{STATE}_url") == response.url else None
-        assert self.db is not None
+        db = self.store.batch()
         if response.status == 304:
             cached = self._cached(request, response.url, state) if state and state["sha256"] else None
             if cached is None:
@@ -134,10 +119,10 @@ class ConditionalMiddleware:
             fields: dict[str, Any] = {"checked_at": utcnow()}
             if response.headers.get("ETag"):
                 fields["etag"] = _header(response, "ETag")
-            save_fetch(self.db, response.url, **fields)
+            save_fetch(db, response.url, **fields)
             return cached
         sha = save_capture(
-            self.db,
+            db,
             url=response.url,
             status=response.status,
             headers=_headers(response),
@@ -146,12 +131,12 @@ class ConditionalMiddleware:
             run_id=self.crawler.stats.get_value("archive/run_id"),
         )
         if response.status != 200:
-            save_fetch(self.db, response.url, status=response.status, checked_at=utcnow())
+            save_fetch(db, response.url, status=response.status, checked_at=utcnow())
             return response
         etag, modified = _header(response, "ETag"), _header(response, "Last-Modified")
         self._check_validators(response, state, sha, etag, modified)
         save_fetch(
-            self.db,
+            db,
             response.url,
             source_id=request.meta.get("source_id"),
             status=200,
@@ -170,8 +155,7 @@ class ConditionalMiddleware:
 
     def _cached(self, request: Request, url: str, state: dict[str, Any]) -> Response | None:
         """The stored body of ``url`` as a response, flagged ``cached``."""
-        assert self.db is not None
-        capture = latest_capture(self.db, url)
+        capture = latest_capture(self.store.db, url)
         if capture is None or capture["body"] is None:
             return None
         headers = {k: v for k, v in capture["headers"].items() if k not in DROPPED_HEADERS}
@@ -200,9 +184,8 @@ class ConditionalMiddleware:
             reason = f"the same Last-Modified for a changed body (a 304 would hide the change), at {response.url}"
         host = host_of(response.url)
         if reason and self._host(host)["validators"] != "broken":
-            assert self.db is not None
             logger.warning("validators of %s cannot be trusted: %s; comparing body hashes instead", host, reason)
-            note_host(self.db, host, validators="broken", reason=reason)
+            note_host(self.store.batch(), host, validators="broken", reason=reason)
             self.hosts[host] = {**self._host(host), "validators": "broken", "reason": reason}
             self.crawler.stats.inc_value("revisit/broken_validators")
 
@@ -219,8 +202,7 @@ class ConditionalMiddleware:
             retry = request.replace(dont_filter=True)
             retry.meta["archive_retry_after"] = tries + 1
             return retry
-        assert self.db is not None
-        note_host(self.db, host, not_before=later(seconds))
+        note_host(self.store.batch(), host, not_before=later(seconds))
         self.hosts.pop(host, None)
         return response
 

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from lxml import etree
 from parsel import Selector
 
 ARTICLE_TYPES = {
@@ -68,35 +69,52 @@ class PageEvidence:
         return any(t in ARTICLE_TYPES for t in self.ld_types)
 
 
+# Compiled once: XPath on the lxml tree costs a fraction of parsel's per-node Selectors.
+_OG_TYPE = etree.XPath('//meta[@property="og:type"]/@content')
+_LD_JSON = etree.XPath('//script[@type="application/ld+json"]/text()')
+_PUBLISHED = etree.XPath('//meta[@property="article:published_time"]/@content')
+_ARTICLE_TIME = etree.XPath("//article//time/@datetime")
+_CANONICAL = etree.XPath('//link[@rel="canonical"]/@href')
+_REFRESH = etree.XPath('//meta[translate(@http-equiv,"REFSH","refsh")="refresh"]/@content')
+_ARTICLES = etree.XPath("count(//article)")
+_LANG = etree.XPath("/html/@lang")
+_LINK_TEXTS = etree.XPath("//a")
+_DATE_SCOPES = (etree.XPath("//article"), etree.XPath("//main"), etree.XPath("//body"))
+
+
 def read_evidence(sel: Selector) -> PageEvidence:
     """Read the machine-readable signals of a page."""
+    root = sel.root
     ev = PageEvidence()
-    ev.og_type = (sel.xpath('//meta[@property="og:type"]/@content').get() or "").strip().lower() or None
-    for script in sel.xpath('//script[@type="application/ld+json"]/text()').getall():
-        ev.ld_types.extend(_ld_types(script))
-    ev.published = (
-        sel.xpath('//meta[@property="article:published_time"]/@content').get()
-        or _ld_date(sel)
-        or sel.xpath('//article//time/@datetime').get()
-    )
-    ev.canonical = sel.xpath('//link[@rel="canonical"]/@href').get()
-    refresh = sel.xpath(
-        '//meta[translate(@http-equiv,"REFSH","refsh")="refresh"]/@content'
-    ).get()
+    ev.og_type = _first(_OG_TYPE(root)).strip().lower() or None
+    ld = [node for script in _LD_JSON(root) for node in ld_nodes(script)]
+    for node in ld:
+        t = node.get("@type")
+        ev.ld_types.extend(t if isinstance(t, list) else [t] if isinstance(t, str) else [])
+    ev.published = _first(_PUBLISHED(root)) or _ld_date(ld) or _first(_ARTICLE_TIME(root)) or None
+    ev.canonical = _first(_CANONICAL(root)) or None
+    refresh = _first(_REFRESH(root))
     if refresh and "url=" in refresh.lower():
         ev.refresh = refresh[refresh.lower().index("url=") + 4 :].strip(" '\"")
-    ev.articles = len(sel.xpath("//article"))
-    ev.lang = (sel.xpath("/html/@lang").get() or "").strip() or None
-    ev.read_more = sum(bool(READ_MORE.match(" ".join(t.split()))) for t in sel.xpath("//a").xpath("string()").getall())
+    ev.articles = int(_ARTICLES(root))
+    ev.lang = _first(_LANG(root)).strip() or None
+    ev.read_more = sum(bool(READ_MORE.match(" ".join(a.xpath("string()").split()))) for a in _LINK_TEXTS(root))
     ev.visible_date = visible_date(sel)
     return ev
 
 
+def _first(values: list) -> str:
+    return str(values[0]) if values else ""
+
+
 def visible_date(sel: Selector) -> str | None:
     """A date the article writes out in words, such as 2024年7月30日."""
-    scope = sel.xpath("//article") or sel.xpath("//main") or sel.xpath("//body")
-    match = CJK_DATE_TEXT.search(scope[0].xpath("string()").get()) if scope else None
-    return match.group(0) if match else None
+    for path in _DATE_SCOPES:
+        scope = path(sel.root)
+        if scope:
+            match = CJK_DATE_TEXT.search(scope[0].xpath("string()"))
+            return match.group(0) if match else None
+    return None
 
 
 def url_date(url: str) -> str | None:
@@ -118,20 +136,11 @@ def ld_nodes(script: str) -> list[dict]:
     return out
 
 
-def _ld_types(script: str) -> list[str]:
-    types = []
-    for node in ld_nodes(script):
+def _ld_date(nodes: list[dict]) -> str | None:
+    for node in nodes:
         t = node.get("@type")
-        types.extend(t if isinstance(t, list) else [t] if isinstance(t, str) else [])
-    return types
-
-
-def _ld_date(sel: Selector) -> str | None:
-    for script in sel.xpath('//script[@type="application/ld+json"]/text()').getall():
-        for node in ld_nodes(script):
-            t = node.get("@type")
-            if (t if isinstance(t, list) else [t])[0] in ARTICLE_TYPES and node.get("datePublished"):
-                return str(node["datePublished"])
+        if (t if isinstance(t, list) else [t])[0] in ARTICLE_TYPES and node.get("datePublished"):
+            return str(node["datePublished"])
     return None
 
 

@@ -4,7 +4,6 @@ The store pipeline owns the run: it records it in ``crawl_runs`` when the
 spider opens and closes it with totals and the sources' status at the end.
 """
 
-import asyncio
 import json
 import logging
 import sqlite3
@@ -19,7 +18,6 @@ from scrapy.exceptions import CloseSpider, DropItem
 from archive import (
     ArchiveError,
     finish_run,
-    open_archive,
     save_alias,
     save_error,
     save_page,
@@ -30,10 +28,10 @@ from archive import (
 from archive.db import utcnow
 
 from .items import BlogPost, CrawlError, PageRecord, PostAlias, SourceUpdate
+from .store import ArchiveStore
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from sqlite_utils import Database
 
 logger = logging.getLogger(__name__)
 # Errors that mean a source was not crawled as it should have been.
@@ -55,65 +53,58 @@ class ValidatePipeline:
 class ArchivePipeline:
     """Save every item in the archive and keep the run's totals."""
 
-    def __init__(self, path: str, crawler: "Crawler"):
-        self.path = path
+    def __init__(self, crawler: "Crawler"):
         self.crawler = crawler
-        self.db: Database | None = None
+        self.store = ArchiveStore.of(crawler)
         self.run_id = 0
         self.started = 0.0
         self.errors: Counter[int] = Counter()
         self.sources: set[int] = set()
         self.failed: set[int] = set()
-        self.fatal: str | None = None  # why the archive cannot be written any more
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "ArchivePipeline":
-        pipeline = cls(crawler.settings.get("ARCHIVE_PATH"), crawler)
+        pipeline = cls(crawler)
         # The run is closed on spider_closed, which carries the finish reason.
         crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
         return pipeline
 
     def open_spider(self) -> None:
         try:
-            self.db = open_archive(self.path)
+            self.run_id = start_run(self.store.db, [])  # committed at once: the run shows while it runs
         except ArchiveError as e:
             raise CloseSpider(str(e)) from e
-        self.run_id = start_run(self.db, [])
         self.started = time.monotonic()
         self.crawler.stats.set_value("archive/run_id", self.run_id)
 
     def process_item(self, item: Any) -> Any:
-        assert self.db is not None
-        if self.fatal:
-            raise DropItem(f"not saved, the archive cannot be written ({self.fatal}): {getattr(item, 'url', '')}")
+        if self.store.fatal:
+            raise DropItem(f"not saved, the archive cannot be written ({self.store.fatal}): {getattr(item, 'url', '')}")
         try:
             return self._save(item)
         except sqlite3.OperationalError as e:
-            # Disk full, read-only or I/O errors: stop at once. Each save is one
-            # transaction, so what was saved before is whole and stays.
-            self.fatal = str(e)
-            logger.error("the archive cannot be written (%s); stopping the crawl", e)
-            self.crawler.stats.set_value("archive/fatal", str(e))
-            asyncio.ensure_future(self.crawler.engine.close_spider_async(reason="archive_unwritable"))
+            # Disk full, read-only or I/O errors: stop at once. Each save is a
+            # savepoint, so what was saved before is whole and stays.
+            self.store.fail(e)
             raise DropItem(f"not saved: {e}") from e
 
     def _save(self, item: Any) -> Any:
-        assert self.db is not None
+        db = self.store.batch()
         stats = self.crawler.stats
         if isinstance(item, BlogPost):
             try:
-                outcome = save_post(self.db, ItemAdapter(item).asdict(), run_id=self.run_id)
+                outcome = save_post(db, ItemAdapter(item).asdict(), run_id=self.run_id)
             except ValueError as e:
-                save_error(self.db, run_id=self.run_id, source_id=item.source_id, url=item.url, kind="data", message=str(e))
+                save_error(db, run_id=self.run_id, source_id=item.source_id, url=item.url, kind="data", message=str(e))
                 raise DropItem(str(e)) from e
             stats.inc_value(f"archive/posts_{outcome}")
         elif isinstance(item, PostAlias):
-            save_alias(self.db, item.alias, item.url, item.why)
+            save_alias(db, item.alias, item.url, item.why)
         elif isinstance(item, PageRecord):
-            save_page(self.db, ItemAdapter(item).asdict(), run_id=self.run_id)
+            save_page(db, ItemAdapter(item).asdict(), run_id=self.run_id)
             stats.inc_value(f"archive/pages_{item.kind}")
         elif isinstance(item, CrawlError):
-            save_error(self.db, run_id=self.run_id, **ItemAdapter(item).asdict())
+            save_error(db, run_id=self.run_id, **ItemAdapter(item).asdict())
             stats.inc_value("archive/errors")
             if item.source_id:
                 self.errors[item.source_id] += 1
@@ -122,25 +113,22 @@ class ArchivePipeline:
         elif isinstance(item, SourceUpdate):
             fields = {k: v for k, v in ItemAdapter(item).asdict().items() if v is not None and k != "source_id"}
             if fields:
-                update_source(self.db, item.source_id, **fields)
+                update_source(db, item.source_id, **fields)
         source_id = getattr(item, "source_id", None)
         if source_id:
             self.sources.add(source_id)
         return item
 
     def spider_closed(self, reason: str) -> None:
-        if self.db is None:
+        if not self.run_id:
             return
         try:
             self._close_run(reason)
         except sqlite3.OperationalError as e:
             logger.error("the run could not be closed in the archive: %s", e)
-        finally:
-            self.db.close()
-            self.db = None
 
     def _close_run(self, reason: str) -> None:
-        assert self.db is not None
+        db = self.store.batch()
         status = {"finished": "finished", "shutdown": "interrupted"}.get(reason, reason)
         now = utcnow()
         for source_id in self.sources:
@@ -150,10 +138,10 @@ class ArchivePipeline:
                 source_status = f"ok, {self.errors[source_id]} errors"
             else:
                 source_status = "ok"
-            update_source(self.db, source_id, last_crawl_at=now, last_status=source_status)
-        self.db["crawl_runs"].update(self.run_id, {"sources": json.dumps(sorted(self.sources))})
+            update_source(db, source_id, last_crawl_at=now, last_status=source_status)
+        db["crawl_runs"].update(self.run_id, {"sources": json.dumps(sorted(self.sources))})
         finish_run(
-            self.db,
+            db,
             self.run_id,
             status=status,
             seconds=time.monotonic() - self.started,

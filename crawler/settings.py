@@ -43,6 +43,9 @@ ARCHIVE_EXTRACT_WORKERS = os.cpu_count() or 1
 ARCHIVE_EXTRACT_TIMEOUT = 30.0
 # Pages waiting for a worker at most: beyond, new requests wait.
 ARCHIVE_EXTRACT_QUEUE = 8
+# Seconds between commits: the crawl's writes are grouped in one transaction
+# per interval (a crash loses at most that much work, fetched again next run).
+ARCHIVE_COMMIT_INTERVAL = 1.0
 
 # -- politeness: real sites ------------------------------------------------------
 USER_AGENT = "blogarchive/0.1 (+https://pypi.org/project/blogarchive/)"

@@ -32,10 +32,10 @@ from archive.revisit import mark_processed
 
 from .conditional import SHA
 from .items import BlogPost, PostGone, Processed
+from .store import ArchiveStore
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from sqlite_utils import Database
 
 logger = logging.getLogger(__name__)
 
@@ -79,44 +79,38 @@ class LockPipeline:
 
 
 class HistoryPipeline:
-    def __init__(self, path: str, crawler: "Crawler"):
-        self.path = path
+    def __init__(self, crawler: "Crawler"):
         self.crawler = crawler
-        self.db: Database | None = None
+        self.store = ArchiveStore.of(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "HistoryPipeline":
-        pipeline = cls(crawler.settings.get("ARCHIVE_PATH"), crawler)
+        pipeline = cls(crawler)
         crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
         return pipeline
 
-    def open_spider(self) -> None:
-        self.db = open_archive(self.path)
-
     def process_item(self, item: Any) -> Any:
-        assert self.db is not None
+        db = self.store.batch()
         stats = self.crawler.stats
         if isinstance(item, BlogPost):
-            change = record_version(self.db, item.url, run_id=stats.get_value("archive/run_id"))
+            change = record_version(db, item.url, run_id=stats.get_value("archive/run_id"))
             if change:
                 stats.inc_value("archive/versions")
                 if change != "new":
                     logger.info("new version of %s: %s", item.url, change)
         elif isinstance(item, PostGone):
-            if mark_gone(self.db, item.url):
+            if mark_gone(db, item.url):
                 stats.inc_value("archive/posts_gone")
                 logger.info("gone: %s", item.url)
         elif isinstance(item, Processed):
-            mark_processed(self.db, item.url, item.sha256)
+            mark_processed(db, item.url, item.sha256)
         return item
 
     def spider_closed(self, reason: str) -> None:
-        if self.db is None:
-            return
         get = self.crawler.stats.get_value
         run_id = get("archive/run_id")
-        if run_id:
-            self.db["crawl_runs"].update(
+        if run_id and not self.store.fatal:
+            self.store.batch()["crawl_runs"].update(
                 run_id,
                 {
                     "mode": getattr(self.crawler.spider, "mode", None),
@@ -126,8 +120,6 @@ class HistoryPipeline:
                     "versions": get("archive/versions", 0),
                 },
             )
-        self.db.close()
-        self.db = None
 
 
 class ProcessedMiddleware:

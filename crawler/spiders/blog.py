@@ -13,18 +13,18 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from parsel import Selector
+from lxml import etree
 from protego import Protego
 from scrapy import Request, Spider
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
-from scrapy.linkextractors import IGNORED_EXTENSIONS, LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.response import get_base_url
 from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
-from archive import ensure_source, find_sources, open_archive
+from archive import ensure_source, find_sources
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import host_of, url_key
 
@@ -37,18 +37,14 @@ from ..items import CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..middlewares import META_KEY as MAPPED
 from ..pages import SectionStats, decide, in_scope, read_evidence, url_date, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
+from ..store import ArchiveStore
 from .state import SourceState
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
 COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml")
 DISCOVERY_PRIORITY = 100
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
-LINKS = LinkExtractor(
-    tags=("a", "area"),
-    attrs=("href",),
-    deny_extensions=[*IGNORED_EXTENSIONS, "xml", "json", "txt", "rss", "atom", "gz"],
-    canonicalize=False,
-)
+HREFS = etree.XPath("//a/@href | //area/@href")
 
 
 class BlogSpider(Spider):
@@ -66,7 +62,7 @@ class BlogSpider(Spider):
 
     async def start(self) -> AsyncIterator[Request | CrawlError]:
         settings = self.crawler.settings
-        db = self.archive = open_archive(settings.get("ARCHIVE_PATH"))
+        db = self.store.batch()
         sources = [ensure_source(db, u) for u in self.seed_urls] if self.seed_urls else find_sources(db)
         if not sources:
             self.logger.warning("no sources to crawl: give a URL or add sources first")
@@ -107,11 +103,11 @@ class BlogSpider(Spider):
             max_depth=settings.getint("ARCHIVE_MAX_DEPTH"),
             max_query_variants=settings.getint("ARCHIVE_MAX_QUERY_VARIANTS"),
             sections=SectionStats(min_share=settings.getfloat("ARCHIVE_SECTION_MIN_SHARE")),
-            plan=load_plan(self.archive, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
+            plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
         )
         state.seen.add(url_key(source["url"]))
         self.trusted_hosts |= aliases
-        start_source_crawl(self.archive, state.id)
+        start_source_crawl(self.store.batch(), state.id)
         self.states.append(state)
         return state
 
@@ -123,15 +119,18 @@ class BlogSpider(Spider):
             raise NotConfigured("crawler.pool.ExtractionPool is not in EXTENSIONS")
         return pool
 
+    @cached_property
+    def store(self) -> ArchiveStore:
+        """The crawl's connection to the archive (``crawler.store``)."""
+        return ArchiveStore.of(self.crawler)
+
     def closed(self, reason: str) -> None:
-        archive = getattr(self, "archive", None)
-        if archive is None:
+        if self.store.fatal:
             return
         for state in self.states:
             assert state.plan is not None
             complete = reason == "finished" and state.plan.complete and not (state.plan.failed or state.budget_cut)
-            finish_source_crawl(archive, state.id, finished=reason == "finished", complete=complete)
-        archive.close()
+            finish_source_crawl(self.store.batch(), state.id, finished=reason == "finished", complete=complete)
 
     # -- requests ---------------------------------------------------------
 
@@ -199,6 +198,7 @@ class BlogSpider(Spider):
     async def parse_seed(self, response: Response, state: SourceState) -> AsyncIterator[Any]:
         # The user typed the seed: where it redirects to is the same blog.
         state.aliases.add(host_of(response.url))
+        state.links.clear()  # resolved before that host was known
         body = response.body
         if looks_like_feed(body, _content_type(response)):
             yield SourceUpdate(state.id, kind="feed", feeds=[state.url])
@@ -348,7 +348,8 @@ class BlogSpider(Spider):
         url = state.own(response.url) or response.url
         aliases = _redirect_aliases(response, state, url)
         depth = response.meta.get("depth", 0) + 1
-        links = [t for link in LINKS.extract_links(response) if (t := state.own(link.url)) and in_scope(t, state.scope)]
+        base, encoding = get_base_url(response), response.encoding
+        links = list(dict.fromkeys(t for href in HREFS(response.selector.root) if (t := state.link(base, href, encoding))))
         for link_url in state.plan.select_links(links) if state.plan else links:
             for output in self._page(state, link_url, depth):
                 yield output
@@ -356,7 +357,7 @@ class BlogSpider(Spider):
             for request in self._doubt(state, response):
                 yield request
             return
-        sel = Selector(text=response.text)
+        sel = response.selector
         evidence = read_evidence(sel)
         canonical = state.own(urljoin(response.url, evidence.canonical)) if evidence.canonical else None
         if canonical and url_key(canonical) != url_key(url) and in_scope(canonical, state.scope):

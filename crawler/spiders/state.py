@@ -5,19 +5,26 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, timedelta, timezone, tzinfo
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from dateutil import parser as dateutil_parser
+from scrapy.linkextractors import IGNORED_EXTENSIONS
+from scrapy.utils.url import url_has_any_extension
+from w3lib.html import strip_html5_whitespace
+from w3lib.url import safe_url_string
 
 from archive.urls import host_of, is_http_url, normalize_url
 
 from ..incremental import SourcePlan
 from ..metadata import title_edges
-from ..pages import SectionStats
+from ..pages import SectionStats, in_scope
 
 # A path segment or query value that is a year, a month or a day: 2024, 2024-07, 2024-07-30.
 PAGE_NAMES = {"page", "paged", "p", "start", "offset"}
 DATE_VALUE = re.compile(r"^(\d{4})(?:[-_/.]\d{1,2}){0,2}$")
+# Links to files that are never pages: Scrapy's list, plus feeds and data.
+NOT_PAGES = {f".{e}" for e in [*IGNORED_EXTENSIONS, "xml", "json", "txt", "rss", "atom", "gz"]}
+CACHED_LINKS = 65_536
 
 
 @dataclass
@@ -46,6 +53,30 @@ class SourceState:
     offsets: Counter[timedelta] = field(default_factory=Counter)
     budget_cut: bool = False  # the page budget stopped the crawl short: not a complete crawl
     plan: SourcePlan | None = None  # what this run does for the source (crawler/incremental.py)
+    links: dict[tuple[str, str, str], str | None] = field(default_factory=dict)  # link -> in-scope URL (bounded)
+
+    def link(self, base: str, href: str, encoding: str) -> str | None:
+        """The in-scope page a link of a page at ``base`` leads to, in the blog's own form; else None.
+
+        A blog repeats its navigation, sidebar and tag links on every page, so
+        each link is resolved once: root-relative and absolute links do not
+        depend on the page's own path.
+        """
+        href = strip_html5_whitespace(href)
+        if href.startswith(("http://", "https://")):
+            context = ""
+        elif href.startswith("/") and not href.startswith("//"):
+            context = base[: base.find("/", base.find("//") + 2)]  # scheme://host of the page
+        else:
+            context = base
+        key = (context, href, encoding)
+        if key not in self.links:
+            if len(self.links) >= CACHED_LINKS:
+                self.links.clear()
+            url = urljoin(base, safe_url_string(href, encoding))
+            own = None if url_has_any_extension(url, NOT_PAGES) else self.own(url)
+            self.links[key] = own if own and in_scope(own, self.scope) else None
+        return self.links[key]
 
     def own(self, url: str) -> str | None:
         """``url`` normalised, on the blog's own host when it is an alias or a mirror; None if not http."""
