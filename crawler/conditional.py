@@ -24,7 +24,7 @@ from scrapy.responsetypes import responsetypes
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import task
 
-from archive.captures import latest_capture, save_capture
+from archive.captures import body_sha256, latest_capture, save_capture
 from archive.db import utcnow
 from archive.revisit import get_fetch, get_host, in_future, later, note_host, save_fetch
 from archive.urls import host_of
@@ -110,7 +110,6 @@ class ConditionalMiddleware:
         if response.status in (429, 503) and response.headers.get("Retry-After"):
             return self._retry_after(request, response)
         state = request.meta.get(STATE) if request.meta.get(f"{STATE}_url") == response.url else None
-        db = self.store.batch()
         if response.status == 304:
             cached = self._cached(request, response.url, state) if state and state["sha256"] else None
             if cached is None:
@@ -119,10 +118,11 @@ class ConditionalMiddleware:
             fields: dict[str, Any] = {"checked_at": utcnow()}
             if response.headers.get("ETag"):
                 fields["etag"] = _header(response, "ETag")
-            save_fetch(db, response.url, **fields)
+            self.store.write(save_fetch, response.url, **fields)
             return cached
-        sha = save_capture(
-            db,
+        sha = body_sha256(response.body)
+        self.store.write(
+            save_capture,
             url=response.url,
             status=response.status,
             headers=_headers(response),
@@ -131,12 +131,12 @@ class ConditionalMiddleware:
             run_id=self.crawler.stats.get_value("archive/run_id"),
         )
         if response.status != 200:
-            save_fetch(db, response.url, status=response.status, checked_at=utcnow())
+            self.store.write(save_fetch, response.url, status=response.status, checked_at=utcnow())
             return response
         etag, modified = _header(response, "ETag"), _header(response, "Last-Modified")
         self._check_validators(response, state, sha, etag, modified)
-        save_fetch(
-            db,
+        self.store.write(
+            save_fetch,
             response.url,
             source_id=request.meta.get("source_id"),
             status=200,
@@ -185,7 +185,7 @@ class ConditionalMiddleware:
         host = host_of(response.url)
         if reason and self._host(host)["validators"] != "broken":
             logger.warning("validators of %s cannot be trusted: %s; comparing body hashes instead", host, reason)
-            note_host(self.store.batch(), host, validators="broken", reason=reason)
+            self.store.write(note_host, host, validators="broken", reason=reason)
             self.hosts[host] = {**self._host(host), "validators": "broken", "reason": reason}
             self.crawler.stats.inc_value("revisit/broken_validators")
 
@@ -202,8 +202,9 @@ class ConditionalMiddleware:
             retry = request.replace(dont_filter=True)
             retry.meta["archive_retry_after"] = tries + 1
             return retry
-        note_host(self.store.batch(), host, not_before=later(seconds))
-        self.hosts.pop(host, None)
+        not_before = later(seconds)
+        self.store.write(note_host, host, not_before=not_before)
+        self.hosts[host] = {**self._host(host), "not_before": not_before}
         return response
 
 

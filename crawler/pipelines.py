@@ -28,10 +28,11 @@ from archive import (
 from archive.db import utcnow
 
 from .items import BlogPost, CrawlError, PageRecord, PostAlias, SourceUpdate
-from .store import ArchiveStore
+from .store import ArchiveStore, ArchiveUnwritable
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from sqlite_utils import Database
 
 logger = logging.getLogger(__name__)
 # Errors that mean a source was not crawled as it should have been.
@@ -71,7 +72,7 @@ class ArchivePipeline:
 
     def open_spider(self) -> None:
         try:
-            self.run_id = start_run(self.store.db, [])  # committed at once: the run shows while it runs
+            self.run_id = self.store.write_now(start_run, [])  # committed at once: the run shows while it runs
         except ArchiveError as e:
             raise CloseSpider(str(e)) from e
         self.started = time.monotonic()
@@ -80,23 +81,20 @@ class ArchivePipeline:
     def process_item(self, item: Any) -> Any:
         if self.store.fatal:
             raise DropItem(f"not saved, the archive cannot be written ({self.store.fatal}): {getattr(item, 'url', '')}")
-        try:
-            return self._save(item)
-        except sqlite3.OperationalError as e:
-            # Disk full, read-only or I/O errors: stop at once. Each save is a
-            # savepoint, so what was saved before is whole and stays.
-            self.store.fail(e)
-            raise DropItem(f"not saved: {e}") from e
+        # Saved in the writer thread (crawler.store), in the order items come;
+        # a disk that is full or read-only there stops the crawl.
+        self.store.write(self._save, item)
+        return item
 
-    def _save(self, item: Any) -> Any:
-        db = self.store.batch()
+    def _save(self, db: "Database", item: Any) -> None:
         stats = self.crawler.stats
         if isinstance(item, BlogPost):
             try:
                 outcome = save_post(db, ItemAdapter(item).asdict(), run_id=self.run_id)
             except ValueError as e:
                 save_error(db, run_id=self.run_id, source_id=item.source_id, url=item.url, kind="data", message=str(e))
-                raise DropItem(str(e)) from e
+                logger.warning("not saved: %s", e)
+                return
             stats.inc_value(f"archive/posts_{outcome}")
         elif isinstance(item, PostAlias):
             save_alias(db, item.alias, item.url, item.why)
@@ -117,18 +115,16 @@ class ArchivePipeline:
         source_id = getattr(item, "source_id", None)
         if source_id:
             self.sources.add(source_id)
-        return item
 
     def spider_closed(self, reason: str) -> None:
-        if not self.run_id:
+        if not self.run_id or self.store.fatal:
             return
         try:
-            self._close_run(reason)
-        except sqlite3.OperationalError as e:
+            self.store.write_now(self._close_run, reason, time.monotonic() - self.started)
+        except (sqlite3.OperationalError, ArchiveUnwritable) as e:
             logger.error("the run could not be closed in the archive: %s", e)
 
-    def _close_run(self, reason: str) -> None:
-        db = self.store.batch()
+    def _close_run(self, db: "Database", reason: str, seconds: float) -> None:
         status = {"finished": "finished", "shutdown": "interrupted"}.get(reason, reason)
         now = utcnow()
         for source_id in self.sources:
@@ -144,6 +140,6 @@ class ArchivePipeline:
             db,
             self.run_id,
             status=status,
-            seconds=time.monotonic() - self.started,
+            seconds=seconds,
             pages=self.crawler.stats.get_value("response_received_count", 0),
         )

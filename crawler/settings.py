@@ -45,7 +45,7 @@ ARCHIVE_EXTRACT_TIMEOUT = 30.0
 ARCHIVE_EXTRACT_QUEUE = 8
 # Seconds between commits: the crawl's writes are grouped in one transaction
 # per interval (a crash loses at most that much work, fetched again next run).
-ARCHIVE_COMMIT_INTERVAL = 1.0
+ARCHIVE_COMMIT_INTERVAL = 0.25
 
 # -- politeness: real sites ------------------------------------------------------
 USER_AGENT = "blogarchive/0.1 (+https://pypi.org/project/blogarchive/)"

@@ -1,23 +1,36 @@
-"""One connection to the archive for the whole crawl, its writes grouped in transactions.
+"""The crawl's archive: reads in the reactor thread, writes in one writer thread, batched.
 
-The spider, the conditional-request middleware and the pipelines all read and
-write the archive through ``ArchiveStore.of(crawler)``. A write asks for
-``store.batch()``: the connection inside the open batch transaction, begun
-when needed and committed every ``ARCHIVE_COMMIT_INTERVAL`` seconds and when
-the engine stops. One commit covers a second of work instead of one commit
-per item, and one connection means no page cache is thrown away because
-another connection of the same crawl wrote.
+The spider, the conditional-request middleware and the pipelines all use
+``ArchiveStore.of(crawler)``:
 
-Each save still runs in its own savepoint (sqlite-utils' ``atomic()`` nests),
-so a save that fails leaves nothing half-written. A crash loses at most the
-batch not yet committed; the records of those fetches are in the same batch,
-so the next run fetches those pages again.
+- ``store.db`` is a connection for reads, in the reactor thread. It sees what
+  earlier runs and the committed batches of this one wrote.
+- ``store.write(fn, ...)`` runs ``fn(db, ...)`` in the writer thread, on the
+  writer's own connection, in the order the calls were made, and returns at
+  once. The writes go in one transaction that is committed every
+  ``ARCHIVE_COMMIT_INTERVAL`` seconds and when the engine stops.
+- ``store.write_now(fn, ...)`` does the same, waits, commits, and returns what
+  ``fn`` returned: for the few writes a crawl needs done before it goes on.
+
+SQLite does its work (full-text indexing above all) without holding the GIL,
+so the archive is written while the reactor thread goes on crawling, and one
+commit covers a second of work instead of one commit per item. Each save
+still runs in its own savepoint (sqlite-utils' ``atomic()`` nests), so a save
+that fails leaves nothing half-written. A crash loses at most the batch not
+yet committed; the records of those fetches are in the same batch, so the
+next run fetches those pages again.
+
+A write that finds the archive unwritable (disk full, read-only, I/O error)
+commits what can be committed, stops the crawl, and every later write is
+skipped.
 """
 
 import asyncio
 import logging
 import sqlite3
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from scrapy import signals
@@ -31,7 +44,15 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+# Writes queued at most before the reactor thread waits for the writer (a slow disk).
+MAX_BACKLOG = 1000
+
 _stores: "WeakKeyDictionary[Crawler, ArchiveStore]" = WeakKeyDictionary()
+
+
+class ArchiveUnwritable(Exception):
+    """A write was skipped: the archive could not be written earlier in the crawl."""
 
 
 class ArchiveStore:
@@ -40,8 +61,13 @@ class ArchiveStore:
         self.path: str = crawler.settings.get("ARCHIVE_PATH")
         self.interval = crawler.settings.getfloat("ARCHIVE_COMMIT_INTERVAL")
         self.fatal: str | None = None  # why the archive cannot be written any more
-        self._db: "Database | None" = None
+        self._reader: "Database | None" = None
+        self._writer: "Database | None" = None  # used in the writer thread only
+        self._executor: ThreadPoolExecutor | None = None
         self._timer: task.LoopingCall | None = None
+        self._last: Future | None = None
+        self._queued = 0  # writes submitted (reactor thread)
+        self._done = 0  # writes finished (writer thread)
 
     @classmethod
     def of(cls, crawler: "Crawler") -> "ArchiveStore":
@@ -54,59 +80,113 @@ class ArchiveStore:
 
     @property
     def db(self) -> "Database":
-        """The connection, opened on first use; for reads.
+        """The connection for reads, opened on first use.
 
         Raises:
             ArchiveError: the archive cannot be opened.
         """
-        if self._db is None:
-            self._db = open_archive(self.path)
-        return self._db
+        if self._reader is None:
+            self._reader = open_archive(self.path)
+        return self._reader
 
-    def batch(self) -> "Database":
-        """The connection, inside the batch transaction (begun now if none is open); for writes."""
-        db = self.db
-        if not db.conn.in_transaction:
-            db.conn.execute("BEGIN IMMEDIATE")
-        if self._timer is None:
+    # -- writes (called in the reactor thread) ----------------------------------------
+
+    def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> "Future[T]":
+        """Run ``fn(db, *args, **kwargs)`` in the writer thread, after every earlier write."""
+        if self._last is not None and self._queued - self._done > MAX_BACKLOG:
+            self._last.exception()  # wait until the writer catches up
+        self._queued += 1
+        self._last = self._submit(self._run, fn, args, kwargs)
+        return self._last
+
+    def write_now(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``write``, waited for and committed; what ``fn`` returned (or raised)."""
+        future = self.write(fn, *args, **kwargs)
+        self.commit().result()
+        return future.result()
+
+    def commit(self) -> "Future[None]":
+        """Commit the writes made so far (in the writer thread, after them)."""
+        return self._submit(self._commit)
+
+    def close(self) -> None:
+        """Commit the last writes and close both connections (when the engine stops)."""
+        if self._timer is not None and self._timer.running:
+            self._timer.stop()
+        if self._executor is not None:
+            self._submit(self._close_writer).exception()
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def _submit(self, fn: Callable[..., T], *args: Any) -> "Future[T]":
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="archive-writer")
             self._timer = task.LoopingCall(self.commit)
             self._timer.start(self.interval, now=False)
-        return db
+        return self._executor.submit(fn, *args)
 
-    def commit(self) -> None:
-        """Commit the batch, if one is open. A failure stops the crawl (see ``fail``)."""
-        if self._db is None or not self._db.conn.in_transaction:
-            return
+    # -- the writer thread --------------------------------------------------------------
+
+    def _run(self, fn: Callable[..., T], args: tuple, kwargs: dict[str, Any]) -> T:
         try:
-            self._db.conn.commit()
-            self.crawler.stats.inc_value("archive/commits")
+            if self.fatal:
+                raise ArchiveUnwritable(self.fatal)
+            if self._writer is None:
+                self._writer = open_archive(self.path)
+            if not self._writer.conn.in_transaction:
+                self._writer.conn.execute("BEGIN IMMEDIATE")
+            return fn(self._writer, *args, **kwargs)
         except sqlite3.OperationalError as e:
-            self.fail(e)
+            self._fail(e)
+            raise
+        except ArchiveUnwritable:
+            raise
+        except Exception:
+            logger.exception("writing to the archive failed: %s", getattr(fn, "__qualname__", fn))
+            self.crawler.stats.inc_value("archive/write_errors")
+            raise
+        finally:
+            self._done += 1
 
-    def fail(self, error: sqlite3.OperationalError) -> None:
-        """The archive cannot be written (disk full, read-only, I/O error): keep what can be kept, stop the crawl."""
+    def _fail(self, error: sqlite3.OperationalError) -> None:
+        """Keep what the batch holds if it can be kept, then stop the crawl."""
+        assert self._writer is not None
+        conn = self._writer.conn
+        if conn.in_transaction:
+            try:
+                conn.commit()  # the saves before the failing one are whole
+            except sqlite3.OperationalError:
+                conn.rollback()
         if self.fatal is None:
             self.fatal = str(error)
             logger.error("the archive cannot be written (%s); stopping the crawl", error)
             self.crawler.stats.set_value("archive/fatal", str(error))
-            if self.crawler.engine is not None:
-                asyncio.ensure_future(self.crawler.engine.close_spider_async(reason="archive_unwritable"))
-        if self._db is not None and self._db.conn.in_transaction:
-            try:
-                self._db.conn.commit()  # the saves before the failing one are whole
-            except sqlite3.OperationalError:
-                self._db.conn.rollback()
+            from twisted.internet import reactor
 
-    def close(self) -> None:
-        """Commit the last batch and close the connection (when the engine stops)."""
-        if self._timer is not None and self._timer.running:
-            self._timer.stop()
-        if self._db is None:
+            reactor.callFromThread(self._stop_crawl)
+
+    def _stop_crawl(self) -> None:
+        if self.crawler.engine is not None:
+            asyncio.ensure_future(self.crawler.engine.close_spider_async(reason="archive_unwritable"))
+
+    def _commit(self) -> None:
+        if self._writer is None or not self._writer.conn.in_transaction:
             return
         try:
-            self.commit()
-        finally:
-            if self._db.conn.in_transaction:
-                self._db.conn.rollback()
-            self._db.close()
-            self._db = None
+            self._writer.conn.commit()
+            self.crawler.stats.inc_value("archive/commits")
+        except sqlite3.OperationalError as e:
+            self._fail(e)
+
+    def _close_writer(self) -> None:
+        if self._writer is not None:
+            try:
+                self._commit()
+            finally:
+                if self._writer.conn.in_transaction:
+                    self._writer.conn.rollback()
+                self._writer.close()
+                self._writer = None

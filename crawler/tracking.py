@@ -20,7 +20,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 
 from archive import ArchiveError, open_archive
-from archive.history import mark_gone, record_version
+from archive.history import NoPost, mark_gone, record_version
 from archive.lock import (
     CrawlLocked,
     acquire_lock,
@@ -32,10 +32,11 @@ from archive.revisit import mark_processed
 
 from .conditional import SHA
 from .items import BlogPost, PostGone, Processed
-from .store import ArchiveStore
+from .store import ArchiveStore, ArchiveUnwritable
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from sqlite_utils import Database
 
 logger = logging.getLogger(__name__)
 
@@ -90,10 +91,17 @@ class HistoryPipeline:
         return pipeline
 
     def process_item(self, item: Any) -> Any:
-        db = self.store.batch()
+        if isinstance(item, (BlogPost, PostGone, Processed)):
+            self.store.write(self._save, item)  # after the item's own save (crawler.store)
+        return item
+
+    def _save(self, db: "Database", item: Any) -> None:
         stats = self.crawler.stats
         if isinstance(item, BlogPost):
-            change = record_version(db, item.url, run_id=stats.get_value("archive/run_id"))
+            try:
+                change = record_version(db, item.url, run_id=stats.get_value("archive/run_id"))
+            except NoPost:
+                return  # not saved (its error is recorded)
             if change:
                 stats.inc_value("archive/versions")
                 if change != "new":
@@ -104,22 +112,26 @@ class HistoryPipeline:
                 logger.info("gone: %s", item.url)
         elif isinstance(item, Processed):
             mark_processed(db, item.url, item.sha256)
-        return item
 
     def spider_closed(self, reason: str) -> None:
+        if self.crawler.stats.get_value("archive/run_id") and not self.store.fatal:
+            try:
+                self.store.write_now(self._totals)
+            except ArchiveUnwritable:
+                pass  # the crawl stopped for that, and said so
+
+    def _totals(self, db: "Database") -> None:
         get = self.crawler.stats.get_value
-        run_id = get("archive/run_id")
-        if run_id and not self.store.fatal:
-            self.store.batch()["crawl_runs"].update(
-                run_id,
-                {
-                    "mode": getattr(self.crawler.spider, "mode", None),
-                    "requests": get("revisit/requests", 0),
-                    "not_modified": sum(get(f"revisit/{k}", 0) for k in ("not_modified", "fresh", "same_body")),
-                    "extractions": get("extract/count", 0),
-                    "versions": get("archive/versions", 0),
-                },
-            )
+        db["crawl_runs"].update(
+            get("archive/run_id"),
+            {
+                "mode": getattr(self.crawler.spider, "mode", None),
+                "requests": get("revisit/requests", 0),
+                "not_modified": sum(get(f"revisit/{k}", 0) for k in ("not_modified", "fresh", "same_body")),
+                "extractions": get("extract/count", 0),
+                "versions": get("archive/versions", 0),
+            },
+        )
 
 
 class ProcessedMiddleware:

@@ -62,8 +62,11 @@ class BlogSpider(Spider):
 
     async def start(self) -> AsyncIterator[Request | CrawlError]:
         settings = self.crawler.settings
-        db = self.store.batch()
-        sources = [ensure_source(db, u) for u in self.seed_urls] if self.seed_urls else find_sources(db)
+        db = self.store.db
+        if self.seed_urls:
+            sources = self.store.write_now(lambda w: [ensure_source(w, u) for u in self.seed_urls])
+        else:
+            sources = find_sources(db)
         if not sources:
             self.logger.warning("no sources to crawl: give a URL or add sources first")
         for source in sources:
@@ -107,7 +110,7 @@ class BlogSpider(Spider):
         )
         state.seen.add(url_key(source["url"]))
         self.trusted_hosts |= aliases
-        start_source_crawl(self.store.batch(), state.id)
+        self.store.write(start_source_crawl, state.id)
         self.states.append(state)
         return state
 
@@ -125,12 +128,10 @@ class BlogSpider(Spider):
         return ArchiveStore.of(self.crawler)
 
     def closed(self, reason: str) -> None:
-        if self.store.fatal:
-            return
         for state in self.states:
             assert state.plan is not None
             complete = reason == "finished" and state.plan.complete and not (state.plan.failed or state.budget_cut)
-            finish_source_crawl(self.store.batch(), state.id, finished=reason == "finished", complete=complete)
+            self.store.write(finish_source_crawl, state.id, finished=reason == "finished", complete=complete)
 
     # -- requests ---------------------------------------------------------
 
