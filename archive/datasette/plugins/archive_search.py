@@ -12,6 +12,7 @@ characters or more and with instr() for shorter ones, every word required.
 
 import re
 import sqlite3
+import time
 
 from datasette import hookimpl
 
@@ -21,6 +22,8 @@ from archive.queries import MIN_TRIGRAM_CHARS
 # both what escape_fts() produces and what a person types.
 TERM = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
 SNIPPET_CHARS = 160
+# How stale the matches of a query may be while a crawl commits new posts.
+RECHECK_SECONDS = 0.1
 
 
 def search_terms(query: str | None) -> list[str]:
@@ -52,20 +55,28 @@ def matching_post_ids(conn: sqlite3.Connection, terms: list[str]) -> frozenset[i
 class PostMatcher:
     """The ``match(query, post_id)`` SQL function behind ``posts_search``.
 
-    Datasette calls it once per post; the matching ids are computed once per
-    query and kept until another connection commits (a crawl saving posts).
+    Datasette calls it once per post, for the page, its count and each facet.
+    The matching ids are computed once per query and kept until another
+    connection commits (a crawl saving posts); that is checked at most every
+    RECHECK_SECONDS, since asking SQLite on every call would cost more than
+    the whole search.
     """
 
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
-        self.key: tuple[str, int] | None = None
+        self.query: str | None = None
+        self.version = -1
+        self.checked = 0.0
         self.ids: frozenset[int] = frozenset()
 
     def __call__(self, query: str | None, post_id: int) -> bool:
-        key = (query or "", self.conn.execute("pragma data_version").fetchone()[0])
-        if key != self.key:
-            self.ids = matching_post_ids(self.conn, search_terms(query))
-            self.key = key
+        now = time.monotonic()
+        if query != self.query or now - self.checked > RECHECK_SECONDS:
+            version = self.conn.execute("pragma data_version").fetchone()[0]
+            if query != self.query or version != self.version:
+                self.ids = matching_post_ids(self.conn, search_terms(query))
+                self.query, self.version = query, version
+            self.checked = now
         return post_id in self.ids
 
 
