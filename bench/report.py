@@ -66,8 +66,13 @@ def targets(runs: list[dict]) -> list[tuple[str, bool, str]]:
         growth = sizes[10000]["full_crawl"]["peak_rss_mb"] / sizes[1000]["full_crawl"]["peak_rss_mb"]
         out.append(("peak RSS at 10,000 posts ≤ 1.3 × at 1,000", growth <= 1.3, f"{growth:.2f} ×"))
     if 10000 in sizes:
-        worst = max(s["median_ms"] for s in sizes[10000]["search"].values())
-        out.append(("search median ≤ 50 ms at 10,000 posts (slowest query)", worst <= 50, f"{worst:.1f} ms"))
+        for way, what in (("api", "the JSON API, `_nocount=1&_nofacet=1`"), ("table", "with count and facets"),
+                          ("canned", "the `search` canned query")):
+            medians = [v["median_ms"] for k, v in sizes[10000]["search"].items() if k.startswith(f"{way} ")]
+            if medians:
+                worst = max(medians)
+                out.append((f"search median ≤ 50 ms at 10,000 posts, {what} (slowest term)", worst <= 50,
+                            f"{worst:.1f} ms"))
     return out
 
 
