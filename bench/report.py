@@ -66,7 +66,7 @@ def targets(runs: list[dict]) -> list[tuple[str, bool, str]]:
         growth = sizes[10000]["full_crawl"]["peak_rss_mb"] / sizes[1000]["full_crawl"]["peak_rss_mb"]
         out.append(("peak RSS at 10,000 posts ≤ 1.3 × at 1,000", growth <= 1.3, f"{growth:.2f} ×"))
     if 10000 in sizes:
-        for way, what in (("api", "the JSON API, `_nocount=1&_nofacet=1`"), ("table", "with count and facets"),
+        for way, what in (("api", "the JSON API, `_nocount=1&_nofacet=1`, 3 columns"), ("table", "with count and facets"),
                           ("canned", "the `search` canned query")):
             medians = [v["median_ms"] for k, v in sizes[10000]["search"].items() if k.startswith(f"{way} ")]
             if medians:

@@ -173,6 +173,7 @@ def test_atom_feeds_of_posts_queries(datasette):
     assert wal.find(ATOM + "content").get("type") == "html" and "<p>" in wal.find(ATOM + "content").text
     [entry] = feed_entries(datasette + "/search.atom?q=" + quote("内存"))
     assert entry.find(ATOM + "title").text == "记一次 Node.js 服务的内存泄漏排查"
+    assert "<strong>内存</strong>" in entry.find(ATOM + "content").text  # the snippet, highlighted
 
 
 class Fragment(html.parser.HTMLParser):
@@ -284,8 +285,8 @@ def curl_examples() -> list[str]:
             if line.startswith("curl ")]
 
 
-def test_docs_have_three_curl_examples():
-    assert len(curl_examples()) == 3
+def test_docs_have_four_curl_examples():
+    assert len(curl_examples()) == 4
 
 
 @pytest.fixture(scope="module")

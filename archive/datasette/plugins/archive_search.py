@@ -15,6 +15,8 @@ import sqlite3
 import time
 
 from datasette import hookimpl
+from datasette.utils import escape_fts
+from markupsafe import escape
 
 from archive.queries import MIN_TRIGRAM_CHARS
 
@@ -97,10 +99,21 @@ def search_snippet(text: str | None, query: str | None) -> str:
     return ("…" if start else "") + marked + ("…" if start + SNIPPET_CHARS < len(text) else "")
 
 
-@hookimpl
+def search_snippet_html(text: str | None, query: str | None) -> str:
+    """``search_snippet`` as HTML, for the search's Atom feed: the text escaped, the words in
+    ``<strong>`` (datasette-atom's sanitiser keeps that tag, not ``<mark>``)."""
+    marked = str(escape(search_snippet(text, query)))
+    return marked.replace("&lt;mark&gt;", "<strong>").replace("&lt;/mark&gt;", "</strong>")
+
+
+@hookimpl(trylast=True)  # after Datasette's own functions, so that escape_fts below replaces its own
 def prepare_connection(conn: sqlite3.Connection) -> None:
+    # Datasette's escape_fts, declared deterministic: SQLite then calls it once per
+    # search instead of once per post scanned (Datasette's search is ``match escape_fts(:search)``).
+    conn.create_function("escape_fts", 1, escape_fts, deterministic=True)
     if not conn.execute("select 1 from sqlite_master where name = 'posts_fts'").fetchone():
         return
     conn.execute("create temp view if not exists posts_search(rowid, posts_search) as select id, id from posts")
     conn.create_function("match", 2, PostMatcher(conn))
     conn.create_function("search_snippet", 2, search_snippet, deterministic=True)
+    conn.create_function("search_snippet_html", 2, search_snippet_html, deterministic=True)
