@@ -95,5 +95,9 @@ EXTENSIONS = {
     "crawler.pool.ExtractionPool": 100,
 }
 
+# No console and no remote control: a crawl of other people's sites opens no
+# port that runs code (Scrapy's telnet console, above, and its remote control).
+REMOTE_CONTROL_ENABLED = False
+
 LOG_LEVEL = "INFO"
 FEED_EXPORT_ENCODING = "utf-8"

@@ -273,6 +273,35 @@ def test_no_worker_outlives_a_crawl(slow_server, tmp_path):
     assert rows(db, "select count(*) from posts") == [(24,)]
 
 
+def listening_ports(pids: list[int]) -> list[int]:
+    """TCP ports on which any of ``pids`` listens (from /proc)."""
+    inodes = set()
+    for pid in pids:
+        try:
+            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:
+            continue  # ended meanwhile
+        inodes |= {link[len("socket:["):-1] for link in links if link.startswith("socket:[")}
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                ports.append(int(fields[1].split(":")[1], 16))
+    return ports
+
+
+def test_a_crawl_listens_on_no_port(slow_server, tmp_path):
+    """No telnet console, no remote control: a crawl of other people's sites opens no port."""
+    tag = uuid.uuid4().hex
+    db, log = tmp_path / "archive.db", tmp_path / "crawl.log"
+    proc = start_crawl(db, slow_server, log, tag)
+    wait_for_posts(db, proc, 2)
+    assert listening_ports(tagged(tag)) == []
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+
+
 @pytest.mark.parametrize("how", ["SIGTERM to blogarchive", "SIGKILL to the crawl's process"])
 def test_no_worker_outlives_a_crawl_stopped_midway(slow_server, tmp_path, how):
     tag = uuid.uuid4().hex
