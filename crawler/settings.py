@@ -43,6 +43,9 @@ ARCHIVE_EXTRACT_WORKERS = os.cpu_count() or 1
 ARCHIVE_EXTRACT_TIMEOUT = 30.0
 # Pages waiting for a worker at most: beyond, new requests wait.
 ARCHIVE_EXTRACT_QUEUE = 8
+# Keys a crawl keeps in memory per blog for what grows with it (URLs seen, pages
+# judged, feed entries); beyond, they are kept in a temporary file.
+ARCHIVE_MEMORY_KEYS = 100_000
 # Seconds between commits: the crawl's writes are grouped in one transaction
 # per interval (a crash loses at most that much work, fetched again next run).
 ARCHIVE_COMMIT_INTERVAL = 0.25

@@ -37,6 +37,7 @@ from ..items import CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..middlewares import META_KEY as MAPPED
 from ..pages import SectionStats, decide, in_scope, read_evidence, url_date, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
+from ..spill import SpillDict, SpillSet
 from ..store import ArchiveStore
 from .state import SourceState
 
@@ -106,6 +107,9 @@ class BlogSpider(Spider):
             max_depth=settings.getint("ARCHIVE_MAX_DEPTH"),
             max_query_variants=settings.getint("ARCHIVE_MAX_QUERY_VARIANTS"),
             sections=SectionStats(min_share=settings.getfloat("ARCHIVE_SECTION_MIN_SHARE")),
+            seen=SpillSet(settings.getint("ARCHIVE_MEMORY_KEYS")),
+            parsed=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
+            entries=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
         )
         state.seen.add(url_key(source["url"]))
@@ -132,6 +136,9 @@ class BlogSpider(Spider):
             assert state.plan is not None
             complete = reason == "finished" and state.plan.complete and not (state.plan.failed or state.budget_cut)
             self.store.write(finish_source_crawl, state.id, finished=reason == "finished", complete=complete)
+            for remembered in (state.seen, state.parsed, state.entries):
+                self.crawler.stats.inc_value("archive/keys_on_disk", remembered.spilled)
+                remembered.close()
 
     # -- requests ---------------------------------------------------------
 

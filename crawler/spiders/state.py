@@ -18,6 +18,7 @@ from archive.urls import host_of, is_http_url, normalize_url
 from ..incremental import SourcePlan
 from ..metadata import title_edges
 from ..pages import SectionStats, in_scope
+from ..spill import SpillDict, SpillSet
 
 # A path segment or query value that is a year, a month or a day: 2024, 2024-07, 2024-07-30.
 PAGE_NAMES = {"page", "paged", "p", "start", "offset"}
@@ -39,11 +40,12 @@ class SourceState:
     max_depth: int
     max_query_variants: int
     sections: SectionStats
+    # what grows with the blog: beyond ARCHIVE_MEMORY_KEYS keys each, kept on disk (crawler.spill)
+    seen: SpillSet  # url_key of every URL requested
+    parsed: SpillDict  # url_key -> kind, of pages judged
+    entries: SpillDict  # url_key -> feed entry
     pending: int = 0  # feeds, robots.txt and sitemaps not yet read
     held: list[Any] = field(default_factory=list)
-    seen: set[str] = field(default_factory=set)  # url_key of every URL requested
-    parsed: dict[str, str] = field(default_factory=dict)  # url_key -> kind, of pages judged
-    entries: dict[str, dict[str, Any]] = field(default_factory=dict)  # url_key -> feed entry
     feeds: list[str] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
     cuts: Counter[str] = field(default_factory=Counter)
