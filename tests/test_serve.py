@@ -5,7 +5,9 @@ import json
 import re
 import shlex
 import shutil
+import sqlite3
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -310,3 +312,30 @@ def test_docs_curl_example_works_as_pasted(command, demo):
         assert ET.fromstring(proc.stdout.encode()).findall(ATOM + "entry")
     else:
         assert json.loads(proc.stdout)
+
+
+def test_a_short_word_search_does_not_count_against_the_time_limit_of_its_query(example_archive):
+    """Datasette stops a query after so much work (its time limit, a progress handler). The search
+    for a short word reads every post's text; done on Datasette's connection, that work counted
+    against the query that asked for it, and on a large archive the search failed halfway."""
+    sys.path.insert(0, str(ROOT / "archive" / "datasette" / "plugins"))
+    from archive_search import prepare_connection
+
+    query = "select rowid from posts_search where posts_search match ?"
+    counted = sqlite3.connect(example_archive)
+    prepare_connection(counted)
+    counted.execute(query, ['"内存"']).fetchall()  # the matches, known from now on
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    counted.set_progress_handler(count, 1)
+    expected = counted.execute(query, ['"内存"']).fetchall()
+    own_work = steps[0]  # what the query itself does
+    limited = sqlite3.connect(example_archive)
+    prepare_connection(limited)
+    steps[0] = 0
+    limited.set_progress_handler(lambda: count() or steps[0] > 2 * own_work, 1)
+    assert limited.execute(query, ['"内存"']).fetchall() == expected != []

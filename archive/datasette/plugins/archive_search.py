@@ -13,6 +13,7 @@ characters or more and with instr() for shorter ones, every word required.
 import re
 import sqlite3
 import time
+from pathlib import Path
 
 from datasette import hookimpl
 from datasette.utils import escape_fts
@@ -24,6 +25,8 @@ from archive.queries import MIN_TRIGRAM_CHARS
 # both what escape_fts() produces and what a person types.
 TERM = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
 SNIPPET_CHARS = 160
+SUBSTRING = "select id from posts where instr(title, :t) or instr(text, :t)"
+SUBSTRING_ANY_CASE = "select id from posts where instr(lower(title), lower(:t)) or instr(lower(text), lower(:t))"
 # How stale the matches of a query may be while a crawl commits new posts.
 RECHECK_SECONDS = 0.1
 
@@ -43,13 +46,9 @@ def matching_post_ids(conn: sqlite3.Connection, terms: list[str]) -> frozenset[i
         ids = {r[0] for r in conn.execute("select rowid from posts_fts where posts_fts match ?", [fts])}
     for term in terms:
         if len(term) < MIN_TRIGRAM_CHARS:
-            found = {
-                r[0]
-                for r in conn.execute(
-                    "select id from posts where instr(lower(title), lower(:t)) or instr(lower(text), lower(:t))",
-                    {"t": term},
-                )
-            }
+            # a word without case (内存) is compared as it is: lowering every text costs more than the search
+            sql = (SUBSTRING if term.lower() == term.upper() else SUBSTRING_ANY_CASE)
+            found = {r[0] for r in conn.execute(sql, {"t": term})}
             ids = found if ids is None else ids & found
     return frozenset(ids or ())
 
@@ -61,11 +60,16 @@ class PostMatcher:
     The matching ids are computed once per query and kept until another
     connection commits (a crawl saving posts); that is checked at most every
     RECHECK_SECONDS, since asking SQLite on every call would cost more than
-    the whole search.
+    the whole search. They are computed on a read-only connection of this
+    matcher's own: on Datasette's, whose time limit watches the query that
+    called the function, a search for a short word over every post's text
+    could be stopped halfway, and the query failed with it.
     """
 
     def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
+        path = next((row[2] for row in conn.execute("pragma database_list") if row[1] == "main"), "")
+        self.conn = (sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True, check_same_thread=False)
+                     if path else conn)
         self.query: str | None = None
         self.version = -1
         self.checked = 0.0
