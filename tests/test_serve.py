@@ -319,6 +319,7 @@ def test_a_short_word_search_does_not_count_against_the_time_limit_of_its_query(
     for a short word reads every post's text; done on Datasette's connection, that work counted
     against the query that asked for it, and on a large archive the search failed halfway."""
     sys.path.insert(0, str(ROOT / "archive" / "datasette" / "plugins"))
+    import archive_search
     from archive_search import prepare_connection
 
     query = "select rowid from posts_search where posts_search match ?"
@@ -334,8 +335,25 @@ def test_a_short_word_search_does_not_count_against_the_time_limit_of_its_query(
     counted.set_progress_handler(count, 1)
     expected = counted.execute(query, ['"内存"']).fetchall()
     own_work = steps[0]  # what the query itself does
+    archive_search._matches.clear()  # computed again, on the next connection's watch
     limited = sqlite3.connect(example_archive)
     prepare_connection(limited)
     steps[0] = 0
     limited.set_progress_handler(lambda: count() or steps[0] > 2 * own_work, 1)
     assert limited.execute(query, ['"内存"']).fetchall() == expected != []
+
+
+def test_a_search_is_computed_once_for_all_of_datasettes_connections(example_archive):
+    sys.path.insert(0, str(ROOT / "archive" / "datasette" / "plugins"))
+    import archive_search
+
+    archive_search._matches.clear()
+    first, second = sqlite3.connect(example_archive), sqlite3.connect(example_archive)
+    for conn in (first, second):
+        archive_search.prepare_connection(conn)
+    query = "select rowid from posts_search where posts_search match ?"
+    found = first.execute(query, ['"内存"']).fetchall()
+    matches = archive_search.matches_of(first)
+    kept = matches.found['"内存"']
+    assert second.execute(query, ['"内存"']).fetchall() == found != []
+    assert archive_search.matches_of(second) is matches and matches.found['"内存"'] is kept  # not computed again

@@ -12,6 +12,7 @@ characters or more and with instr() for shorter ones, every word required.
 
 import re
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -29,6 +30,7 @@ SUBSTRING = "select id from posts where instr(title, :t) or instr(text, :t)"
 SUBSTRING_ANY_CASE = "select id from posts where instr(lower(title), lower(:t)) or instr(lower(text), lower(:t))"
 # How stale the matches of a query may be while a crawl commits new posts.
 RECHECK_SECONDS = 0.1
+KEPT_SEARCHES = 64  # searches whose matches are kept, per archive
 
 
 def search_terms(query: str | None) -> list[str]:
@@ -53,36 +55,76 @@ def matching_post_ids(conn: sqlite3.Connection, terms: list[str]) -> frozenset[i
     return frozenset(ids or ())
 
 
-class PostMatcher:
-    """The ``match(query, post_id)`` SQL function behind ``posts_search``.
+class Matches:
+    """The posts matching each search of one archive, kept until the archive changes.
 
-    Datasette calls it once per post, for the page, its count and each facet.
-    The matching ids are computed once per query and kept until another
-    connection commits (a crawl saving posts); that is checked at most every
-    RECHECK_SECONDS, since asking SQLite on every call would cost more than
-    the whole search. They are computed on a read-only connection of this
-    matcher's own: on Datasette's, whose time limit watches the query that
-    called the function, a search for a short word over every post's text
-    could be stopped halfway, and the query failed with it.
+    Computed on a read-only connection of its own, one per archive and process,
+    shared by Datasette's connections: on Datasette's, whose time limit watches
+    the query that called ``match()``, a search for a short word over every
+    post's text could be stopped halfway and the query failed with it; and each
+    search is computed once, not once per connection. Whether another
+    connection committed (a crawl saving posts) is checked at most every
+    RECHECK_SECONDS.
     """
 
     def __init__(self, conn: sqlite3.Connection):
-        path = next((row[2] for row in conn.execute("pragma database_list") if row[1] == "main"), "")
-        self.conn = (sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True, check_same_thread=False)
-                     if path else conn)
-        self.query: str | None = None
+        self.conn = conn
+        self.lock = threading.Lock()  # Datasette's connections live in several threads
+        self.found: dict[str, frozenset[int]] = {}
         self.version = -1
+        self.checked = 0.0
+
+    def of(self, query: str) -> frozenset[int]:
+        with self.lock:
+            now = time.monotonic()
+            if now - self.checked > RECHECK_SECONDS:
+                version = self.conn.execute("pragma data_version").fetchone()[0]
+                if version != self.version:
+                    self.found.clear()
+                    self.version = version
+                self.checked = now
+            if query not in self.found:
+                if len(self.found) >= KEPT_SEARCHES:
+                    self.found.clear()
+                self.found[query] = matching_post_ids(self.conn, search_terms(query))
+            return self.found[query]
+
+
+_matches: dict[str, Matches] = {}  # archive file -> its matches
+_matches_lock = threading.Lock()
+
+
+def matches_of(conn: sqlite3.Connection) -> Matches:
+    """The ``Matches`` of the archive ``conn`` reads (its own, for an archive without a file)."""
+    path = next((row[2] for row in conn.execute("pragma database_list") if row[1] == "main"), "")
+    if not path:
+        return Matches(conn)
+    with _matches_lock:
+        if path not in _matches:
+            reader = sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            _matches[path] = Matches(reader)
+        return _matches[path]
+
+
+class PostMatcher:
+    """The ``match(query, post_id)`` SQL function behind ``posts_search``.
+
+    Datasette calls it once per post, for the page, its count and each facet:
+    the ids come from ``Matches`` once per query, and again only after
+    RECHECK_SECONDS, so that most calls are a set lookup.
+    """
+
+    def __init__(self, matches: Matches):
+        self.matches = matches
+        self.query: str | None = None
         self.checked = 0.0
         self.ids: frozenset[int] = frozenset()
 
     def __call__(self, query: str | None, post_id: int) -> bool:
         now = time.monotonic()
         if query != self.query or now - self.checked > RECHECK_SECONDS:
-            version = self.conn.execute("pragma data_version").fetchone()[0]
-            if query != self.query or version != self.version:
-                self.ids = matching_post_ids(self.conn, search_terms(query))
-                self.query, self.version = query, version
-            self.checked = now
+            self.ids = self.matches.of(query or "")
+            self.query, self.checked = query, now
         return post_id in self.ids
 
 
@@ -118,6 +160,6 @@ def prepare_connection(conn: sqlite3.Connection) -> None:
     if not conn.execute("select 1 from sqlite_master where name = 'posts_fts'").fetchone():
         return
     conn.execute("create temp view if not exists posts_search(rowid, posts_search) as select id, id from posts")
-    conn.create_function("match", 2, PostMatcher(conn))
+    conn.create_function("match", 2, PostMatcher(matches_of(conn)))
     conn.create_function("search_snippet", 2, search_snippet, deterministic=True)
     conn.create_function("search_snippet_html", 2, search_snippet_html, deterministic=True)
