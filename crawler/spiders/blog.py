@@ -170,12 +170,16 @@ class BlogSpider(Spider):
                 yield CrawlError(state.id, url, "cut", f"not fetched: {reason}")
             self.crawler.stats.inc_value("archive/cut")
             return
+        # state.seen has made this request unique. Scrapy's duplicate filter would
+        # also drop where a redirect leads when that page was fetched already (its
+        # alias lost), and would keep a fingerprint of every request of the blog.
         request = Request(
             url,
             callback=self.parse_page,
             errback=self.on_error,
             cb_kwargs={"state": state},
             meta={"source_id": state.id},
+            dont_filter=True,
         )
         if state.pending:
             state.held.append(request)
