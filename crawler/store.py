@@ -8,7 +8,8 @@ The spider, the conditional-request middleware and the pipelines all use
 - ``store.write(fn, ...)`` runs ``fn(db, ...)`` in the writer thread, on the
   writer's own connection, in the order the calls were made, and returns at
   once. The writes go in one transaction that is committed every
-  ``ARCHIVE_COMMIT_INTERVAL`` seconds and when the engine stops.
+  ``ARCHIVE_COMMIT_INTERVAL`` seconds (or every MAX_BATCH writes, if sooner)
+  and when the engine stops.
 - ``store.write_now(fn, ...)`` does the same, waits, commits, and returns what
   ``fn`` returned: for the few writes a crawl needs done before it goes on.
 
@@ -47,6 +48,9 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 # Writes queued at most before the reactor thread waits for the writer (a slow disk).
 MAX_BACKLOG = 1000
+# Writes in one transaction at most: a fast crawl commits sooner than every interval,
+# so that what a crash or a full disk can take back stays small.
+MAX_BATCH = 100
 
 _stores: "WeakKeyDictionary[Crawler, ArchiveStore]" = WeakKeyDictionary()
 
@@ -68,6 +72,7 @@ class ArchiveStore:
         self._last: Future | None = None
         self._queued = 0  # writes submitted (reactor thread)
         self._done = 0  # writes finished (writer thread)
+        self._batched = 0  # writes in the open transaction (writer thread)
 
     @classmethod
     def of(cls, crawler: "Crawler") -> "ArchiveStore":
@@ -138,7 +143,12 @@ class ArchiveStore:
                 self._writer = open_archive(self.path)
             if not self._writer.conn.in_transaction:
                 self._writer.conn.execute("BEGIN IMMEDIATE")
-            return fn(self._writer, *args, **kwargs)
+                self._batched = 0
+            result = fn(self._writer, *args, **kwargs)
+            self._batched += 1
+            if self._batched >= MAX_BATCH:
+                self._commit()
+            return result
         except sqlite3.OperationalError as e:
             self._fail(e)
             raise
