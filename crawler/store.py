@@ -50,7 +50,7 @@ T = TypeVar("T")
 MAX_BACKLOG = 1000
 # Writes in one transaction at most: a fast crawl commits sooner than every interval,
 # so that what a crash or a full disk can take back stays small.
-MAX_BATCH = 100
+MAX_BATCH = 25
 
 _stores: "WeakKeyDictionary[Crawler, ArchiveStore]" = WeakKeyDictionary()
 
