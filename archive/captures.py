@@ -29,9 +29,10 @@ def save_capture(
     body: bytes,
     source_id: int | None = None,
     run_id: int | None = None,
+    sha: str | None = None,
 ) -> str:
-    """Store one fetch (its body only if new) and return the body's sha256."""
-    sha = body_sha256(body)
+    """Store one fetch (its body only if new) and return the body's sha256 (``sha``, when the caller has it)."""
+    sha = sha or body_sha256(body)
     with db.atomic():
         db.execute(
             "insert or ignore into capture_bodies (sha256, size, body) values (?, ?, ?)",

@@ -129,6 +129,7 @@ class ConditionalMiddleware:
             body=response.body,
             source_id=request.meta.get("source_id"),
             run_id=self.crawler.stats.get_value("archive/run_id"),
+            sha=sha,
         )
         if response.status != 200:
             self.store.write(save_fetch, response.url, status=response.status, checked_at=utcnow())

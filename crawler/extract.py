@@ -24,7 +24,7 @@ from archive.dates import parse_date
 
 from .items import BlogPost
 from .metadata import Candidate, candidates
-from .pages import read_evidence
+from .pages import page_lang
 
 logger = logging.getLogger(__name__)
 # trafilatura warns for every page it finds no article in; that is a normal outcome here.
@@ -84,7 +84,7 @@ def extract_post(
         found += [Candidate(f, v, "trafilatura") for f, v in (("title", doc.title), ("author", doc.author), ("published", doc.date)) if v]
     _choose_metadata(post, found, default_tz)
     post.summary = _summary(entry, sel)
-    post.lang = detect_lang(post.text, read_evidence(sel).lang)
+    post.lang = detect_lang(post.text, page_lang(sel))
     post.word_count = word_count(post.text)
     return post
 

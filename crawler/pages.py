@@ -97,10 +97,15 @@ def read_evidence(sel: Selector) -> PageEvidence:
     if refresh and "url=" in refresh.lower():
         ev.refresh = refresh[refresh.lower().index("url=") + 4 :].strip(" '\"")
     ev.articles = int(_ARTICLES(root))
-    ev.lang = _first(_LANG(root)).strip() or None
+    ev.lang = page_lang(sel)
     ev.read_more = sum(bool(READ_MORE.match(" ".join(a.xpath("string()").split()))) for a in _LINK_TEXTS(root))
     ev.visible_date = visible_date(sel)
     return ev
+
+
+def page_lang(sel: Selector) -> str | None:
+    """The language ``<html lang>`` declares, or None."""
+    return _first(_LANG(sel.root)).strip() or None
 
 
 def _first(values: list) -> str:
