@@ -7,6 +7,7 @@ never replaced by the crawl time.
 
 import re
 import time
+import warnings
 from datetime import datetime, timezone, tzinfo
 
 from dateutil import parser as dateutil_parser
@@ -15,6 +16,11 @@ CJK_DATE = re.compile(
     r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]?\s*(?:(\d{1,2})[:：时](\d{1,2})(?:[:：分](\d{1,2}))?)?"
 )
 UNIX_TIME = re.compile(r"^\d{9,11}(\.\d+)?$")
+# Go's default layout, common in Hugo templates: 2006-01-02 15:04:05 -0700 MST. The
+# numeric offset says it all; the abbreviation after it may be ambiguous (CST).
+OFFSET_THEN_NAME = re.compile(r"([+-]\d{2}:?\d{2})\s+\(?[A-Za-z][A-Za-z0-9+-]{1,5}\)?$")
+# Zone abbreviations that mean one offset only; any other name is read as the blog's zone.
+ZONE_NAMES = {"UTC": timezone.utc, "GMT": timezone.utc, "Z": timezone.utc, "UT": timezone.utc}
 # Dates before this are almost always a parser's invention (year 0001 etc.).
 EARLIEST = datetime(1990, 1, 1, tzinfo=timezone.utc)
 
@@ -65,10 +71,14 @@ def _to_datetime(value: object) -> datetime | None:
             return datetime(year, month, day, hour, minute, second)
         except ValueError:
             return None
+    text = OFFSET_THEN_NAME.sub(r"\1", text)
     try:
         # A date without a day or year would be completed from today: refuse it.
         default = datetime(1, 1, 1)
-        dt = dateutil_parser.parse(text, default=default)
+        with warnings.catch_warnings():
+            # an unknown abbreviation (MST, CST) leaves the date naive: the blog's zone applies
+            warnings.simplefilter("ignore", dateutil_parser.UnknownTimezoneWarning)
+            dt = dateutil_parser.parse(text, default=default, tzinfos=ZONE_NAMES)
     except (ValueError, OverflowError):
         return None
     return None if dt.year == 1 else dt

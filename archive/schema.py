@@ -228,6 +228,12 @@ def add_incremental_crawling(db: Database) -> None:
     db["crawl_runs"].add_column("versions", int)
 
 
+@migrations()
+def add_protected_posts(db: Database) -> None:
+    # Why a post's body is not archived (encrypted, behind a password); NULL for readable posts.
+    db["posts"].add_column("protected", str)
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     migrations.apply(db)

@@ -28,6 +28,7 @@ POST_FIELDS = (
     "word_count",
     "categories",
     "conflicts",
+    "protected",
 )
 JSON_FIELDS = ("tags", "categories", "conflicts")
 

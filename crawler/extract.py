@@ -23,8 +23,11 @@ from trafilatura.xml import xmltotxt
 from archive.dates import parse_date
 
 from .items import BlogPost
+from .article import article_document, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
 from .metadata import Candidate, candidates
 from .pages import page_lang
+from .site import SiteParts
+from .titles import choose_title
 
 logger = logging.getLogger(__name__)
 # trafilatura warns for every page it finds no article in; that is a normal outcome here.
@@ -54,8 +57,9 @@ def extract_post(
     html_text: str,
     *,
     feed_entry: dict[str, Any] | None = None,
-    site_name: str | None = None,
+    site: SiteParts | None = None,
     default_tz: tzinfo | None = None,
+    link_text: str | None = None,
 ) -> BlogPost | None:
     """Extract one post from its page, reconciled with its feed entry.
 
@@ -63,23 +67,37 @@ def extract_post(
         url: the page's URL (used for relative links and metadata).
         html_text: the page as text.
         feed_entry: the feed's entry for this page (see ``crawler.feeds``), if any.
-        site_name: the blog's name, to drop from ``<title>`` (learned from its pages).
+        site: what the blog repeats on its pages (``crawler.site``), never a post's title.
         default_tz: the blog's zone, for dates that name none.
+        link_text: the text of a listing's link to the page, a title candidate.
 
     Returns:
         The post, or None when neither the page nor the feed holds article text.
+        A post whose body is encrypted or behind a password is returned with its
+        metadata, no text, and the reason in ``protected``.
     """
     entry = feed_entry or {}
+    root = parse_html(html_text)
+    sel = Selector(root=root, type="html")
+    found = candidates(sel, url, entry, site=site, link_text=link_text)
+    post = BlogPost(url=url, guid=entry.get("guid"), protected=protected(root))
+    keep_link_blocks(root)
+    drop_line_numbers(root)
+    drop_post_furniture(root)
     options = copy.copy(EXTRACTOR)
     options.url = options.source = url
-    doc = bare_extraction(html_text, options=options)
-    sel = Selector(text=html_text)
-    post = BlogPost(url=url, guid=entry.get("guid"))
-    _choose_text(post, doc, entry)
-    if not post.text:
-        logger.debug("no article: %s", url)
-        return None
-    found = candidates(sel, url, entry, site_name=site_name)
+    article = article_document(root)
+    doc = bare_extraction(article, options=options) if article is not None else None
+    if doc is None or not doc.text:
+        doc = bare_extraction(root, options=options)
+    if post.protected:
+        post.text = post.markdown = ""
+        post.provenance.append({"field": "text", "value": post.protected, "origin": "page", "chosen": 1})
+    else:
+        _choose_text(post, doc, entry)
+        if not post.text:
+            logger.debug("no article: %s", url)
+            return None
     if doc is not None:
         found += [Candidate(f, v, "trafilatura") for f, v in (("title", doc.title), ("author", doc.author), ("published", doc.date)) if v]
     _choose_metadata(post, found, default_tz)
@@ -106,8 +124,22 @@ def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any]) -> None:
             post.provenance.append({"field": "text", "value": f"{len(page_text)} characters", "origin": "page", "chosen": 1})
 
 
+def parse_html(html_text: str) -> Any:
+    """The page as one lxml tree, read once for metadata, the article and trafilatura."""
+    try:
+        return lxml_html.document_fromstring(html_text or "<html></html>")
+    except (ValueError, lxml_html.etree.ParserError):
+        return lxml_html.document_fromstring("<html></html>")
+
+
 def _choose_metadata(post: BlogPost, found: list[Candidate], default_tz: tzinfo | None) -> None:
+    titles = [c for c in found if c.field == "title"]
+    best = choose_title([(c.value, c.origin) for c in titles])
+    # the chosen title first, the other candidates after it in their order
     chosen: dict[str, Candidate] = {}
+    if best is not None:
+        chosen["title"] = Candidate("title", best[0], best[1])
+        post.title = html.unescape(best[0]) if ENTITY.search(best[0]) else best[0]
     for c in found:
         value = c.value
         if c.field in ("published", "updated"):
@@ -117,6 +149,10 @@ def _choose_metadata(post: BlogPost, found: list[Candidate], default_tz: tzinfo 
         elif c.field == "title" and ENTITY.search(value):
             value = html.unescape(value)  # themes that escape twice leave "&amp;" in titles
         post.provenance.append({"field": c.field, "value": value, "origin": c.origin, "chosen": 0})
+        if c.field == "title":
+            if best is not None and c.origin == best[1]:
+                post.provenance[-1]["chosen"] = 1
+            continue
         if c.field not in chosen:
             chosen[c.field] = c
             post.provenance[-1]["chosen"] = 1

@@ -20,6 +20,7 @@ class BlogPost:
     word_count: int | None = None  # words, or CJK characters, of the text
     categories: list[str] = field(default_factory=list)  # where the blog keeps them apart from tags
     conflicts: list[str] = field(default_factory=list)  # sources of metadata that disagree
+    protected: str | None = None  # why the body is not archived: encrypted, behind a password
     provenance: list[dict] = field(default_factory=list)  # every candidate: field, value, origin, chosen
     aliases: list[dict] = field(default_factory=list)  # other URLs that led here: alias, why
 

@@ -1,8 +1,8 @@
 """Metadata candidates: every title, author, date and tag a page or feed offers, with its origin.
 
-The order of each list is the order of trust: the first candidate that
-parses wins (``crawler.extract`` does the choosing and keeps the rest as
-provenance).
+For authors, dates and tags the order of each list is the order of trust:
+the first candidate that parses wins. Titles are chosen by agreement.
+``crawler.extract`` does the choosing and keeps every candidate as provenance.
 """
 
 import re
@@ -10,20 +10,34 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
+from lxml import etree
 from parsel import Selector
 
-from .pages import ARTICLE_TYPES, ld_nodes, url_date, visible_date
+from .pages import ARTICLE_TYPES, DATE_TEXT, in_furniture, ld_nodes, url_date, visible_date
+from .site import SiteParts
+from .titles import title_candidates
 
-SEPARATOR = re.compile(r"\s+[|\-–—·»]\s+")
+# A byline: "By NAME", "作者：NAME", up to a separator, a date or "on ...".
+BYLINE = re.compile(
+    r"(?:^|[\s|·•])(?:(?:posted by|written by|by|author)\b|作者|投稿者|著者|文\s*[/／])\s*[:：]?\s*"
+    r"([^\s|·•,，:：/][^|·•,，/:：]{0,40}?)\s*(?=$|[|·•,，/]|\s(?:on|at|in|发布|发表|于)\b|\s\d)",
+    re.I,
+)
+_BYLINE_NODES = etree.XPath(
+    "//body//text()[contains(translate(., 'BYAUTHOR', 'byauthor'), 'by') or contains(translate(., 'AUTHOR', 'author'), 'author')"
+    " or contains(., '作者') or contains(., '投稿者') or contains(., '著者') or contains(., '文')]"
+    "[not(ancestor::script or ancestor::style or ancestor::pre or ancestor::code or ancestor::blockquote)]"
+)
+TAGS_LABEL = re.compile(r"^\W*(tags?|tagged(?: with)?|labels?|keywords|标签|關鍵字|关键词|关键字|タグ)\s*[:：]", re.I)
+_TAGS_LABEL_NODES = etree.XPath(
+    "//body//text()[contains(translate(., 'TAGLBEKYWORD', 'taglbekyword'), 'tag') or contains(translate(., 'LABE', 'labe'), 'label')"
+    " or contains(translate(., 'KEYWORDS', 'keywords'), 'keywords')"
+    " or contains(., '标签') or contains(., '关键') or contains(., '關鍵') or contains(., 'タグ')]"
+    "[not(ancestor::script or ancestor::style or ancestor::pre or ancestor::code)]"
+)
+MAX_BYLINE_CHARS = 120
 TAG_FOLDERS = {"tag", "tags", "t"}  # /tags/NAME/, /t/NAME, /tags/#name, ?tag=NAME
 CATEGORY_FOLDERS = {"category", "categories", "cat"}
-# Site furniture: menus, sidebars, headers and footers, by element or by id/class.
-BOILERPLATE = " or ".join(
-    ["self::nav", "self::header", "self::footer", "self::aside"]
-    + [f'contains(translate(@id, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"), "{w}")'
-       f' or contains(translate(@class, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"), "{w}")'
-       for w in ("menu", "nav", "sidebar", "widget", "footer", "header")]
-)
 
 
 @dataclass
@@ -33,20 +47,32 @@ class Candidate:
     origin: str  # where it was read: "feed", "og:title", "JSON-LD", ...
 
 
-def candidates(sel: Selector, url: str, entry: dict[str, Any], *, site_name: str | None) -> list[Candidate]:
-    """Every metadata candidate of a page and its feed entry, most trusted first per field."""
+def candidates(
+    sel: Selector, url: str, entry: dict[str, Any], *, site: SiteParts | None = None, link_text: str | None = None
+) -> list[Candidate]:
+    """Every metadata candidate of a page and its feed entry.
+
+    Dates, authors and tags come most trusted first per field: structured data
+    (the feed, JSON-LD, meta tags, ``<time datetime>``), then what the page
+    writes by its title or byline, then the URL. Titles are chosen by agreement
+    (``crawler.titles``), with the site's own parts (``site``) stripped.
+    """
+    site = site or SiteParts()
+    root = sel.root
     ld = _ld_article(sel)
+    page_titles = [(site.strip(v), o) for v, o in title_candidates(root) if not site.is_site(v)]
     found: list[tuple[str, Any, str]] = [
         ("title", entry.get("title"), "feed"),
-        ("title", _meta(sel, "og:title"), "og:title"),
-        ("title", ld.get("headline"), "JSON-LD headline"),
-        ("title", _meta(sel, "twitter:title", "name"), "twitter:title"),
-        ("title", _single_h1(sel), "<h1>"),
-        ("title", strip_site_name(sel.xpath("string(//title)").get(), site_name or _meta(sel, "og:site_name")), "<title>"),
+        ("title", site.strip(_meta(sel, "og:title")), "og:title"),
+        ("title", site.strip(_meta(sel, "twitter:title", "name")), "twitter:title"),
+        *(("title", v, o) for v, o in page_titles),
+        ("title", link_text, "listing link"),
         ("author", entry.get("author"), "feed"),
         ("author", _ld_author(ld), "JSON-LD author"),
         ("author", _meta(sel, "author", "name"), "meta author"),
         ("author", sel.xpath('string(//a[@rel="author"][1])').get(), "rel=author"),
+        ("author", _itemprop_author(sel), "itemprop author"),
+        ("author", byline_author(root), "byline"),
         ("published", entry.get("published"), "feed"),
         ("published", ld.get("datePublished"), "JSON-LD datePublished"),
         ("published", _meta(sel, "article:published_time"), "article:published_time"),
@@ -62,31 +88,18 @@ def candidates(sel: Selector, url: str, entry: dict[str, Any], *, site_name: str
     page_tags, page_categories = _term_links(sel, url)
     feed_tags = entry.get("tags") or []
     known_categories = {c.lower() for c in page_categories}
+    keywords = _meta(sel, "keywords", "name")
     found += [
         ("tags", sel.xpath('//meta[@property="article:tag"]/@content').getall(), "article:tag"),
         ("tags", page_tags, "tag links"),
         ("tags", _keywords(ld.get("keywords")), "JSON-LD keywords"),
         ("tags", [t for t in feed_tags if t.lower() not in known_categories], "feed"),
+        ("tags", labelled_tags(root), "tags label"),
+        ("tags", [] if site.is_keywords(keywords) else _keywords(keywords), "meta keywords"),
         ("categories", page_categories, "category links"),
         ("categories", [t for t in feed_tags if t.lower() in known_categories], "feed"),
     ]
     return [Candidate(f, _clean(v), o) for f, v, o in found if _clean(v)]
-
-
-def strip_site_name(title: str | None, site_name: str | None) -> str | None:
-    """``title`` without the blog's name before or after a separator."""
-    title = " ".join((title or "").split())
-    if not title or not site_name:
-        return title or None
-    parts = SEPARATOR.split(title)
-    kept = [p for p in parts if p.strip().lower() != site_name.strip().lower()]
-    return " - ".join(kept) if kept and len(kept) < len(parts) else title
-
-
-def title_edges(title: str | None) -> list[str]:
-    """The first and last separated parts of a ``<title>``: where site names sit."""
-    parts = SEPARATOR.split(" ".join((title or "").split()))
-    return [parts[0], parts[-1]] if len(parts) > 1 else []
 
 
 def _clean(value: Any) -> Any:
@@ -121,9 +134,11 @@ def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
     (a sidebar's tag cloud) and are left out.
     """
     article = sel.xpath("(//article)[1]")
-    # Inside an <article>, its own header and footer hold the post's terms;
-    # without one, menus, sidebars, headers and footers are site furniture.
-    links = article.xpath(".//a[@href]") if article else sel.xpath(f"//a[@href][not(ancestor::*[{BOILERPLATE}])]")
+    # Inside an <article>, its own header and footer hold the post's terms; without
+    # one, or when it holds none, what is not the site's furniture does.
+    links = article.xpath(".//a[@href]") if article else []
+    if not any(_term_folder(link.attrib["href"]) for link in links):
+        links = [link for link in sel.xpath("//a[@href]") if not _furniture(link.root)]
     host = urlsplit(url).netloc
     found: dict[str, list[tuple[str, bool]]] = {"tags": [], "categories": []}
     for link in links:
@@ -145,6 +160,39 @@ def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
         for links in (found["tags"], found["categories"])
     )
     return tags, categories
+
+
+def _term_folder(href: str) -> bool:
+    segments = [unquote(x).lower() for x in urlsplit(href).path.split("/") if x]
+    return bool(set(segments[:-1]) & (TAG_FOLDERS | CATEGORY_FOLDERS))
+
+
+def _furniture(element: etree._Element) -> bool:
+    """In a menu, a sidebar or a widget; or in a header or footer that is not the post's own
+    (the post's holds its ``<h1>``, or lies in its ``<article>``)."""
+    for el in element.iterancestors():
+        marks = f"{el.get('class', '')} {el.get('id', '')}".lower()
+        if el.tag in ("nav", "aside") or any(w in marks for w in ("menu", "nav", "sidebar", "widget")):
+            return True
+        if _edge(el) and not _posts_own(el):
+            return True
+    return False
+
+
+def _edge(el: etree._Element) -> bool:
+    marks = f"{el.get('class', '')} {el.get('id', '')}".lower()
+    return el.tag in ("header", "footer") or "header" in marks or "footer" in marks
+
+
+def _posts_own(el: etree._Element) -> bool:
+    """A header or footer of the post: in its ``<article>``, or one block with its ``<h1>``."""
+    if el.xpath("ancestor::article"):
+        return True
+    while el is not None and _edge(el):
+        if el.xpath(".//h1"):
+            return True
+        el = el.getparent()
+    return False
 
 
 def _ld_article(sel: Selector) -> dict[str, Any]:
@@ -171,3 +219,42 @@ def _keywords(value: Any) -> list[str]:
     return [str(k) for k in value] if isinstance(value, list) else []
 
 
+
+
+def _itemprop_author(sel: Selector) -> str | None:
+    node = sel.xpath('(//*[@itemprop="author"])[1]')
+    if not node:
+        return None
+    name = node.xpath('string(.//*[@itemprop="name"]/@content)').get() or node.xpath('string(.//*[@itemprop="name"])').get()
+    return name or node.xpath("string(@content)").get() or node.xpath("string()").get()
+
+
+def byline_author(root: etree._Element) -> str | None:
+    """The name a byline gives: "By NAME", "作者：NAME", in a short element outside comments and sidebars."""
+    for node in _BYLINE_NODES(root):
+        holder = node.getparent()
+        for el in (holder, holder.getparent()):
+            if el is None or in_furniture(el):
+                break
+            text = " ".join(el.xpath("string()").split())
+            if len(text) > MAX_BYLINE_CHARS:
+                break
+            match = BYLINE.search(text)
+            if match and not DATE_TEXT.search(match.group(1)) and re.search(r"[^\W\d_]", match.group(1)):
+                return match.group(1).strip()
+    return None
+
+
+def labelled_tags(root: etree._Element) -> list[str]:
+    """The links after a "Tags:" or "标签：" label, in the element that holds both."""
+    for node in _TAGS_LABEL_NODES(root):
+        if not TAGS_LABEL.match(str(node)):
+            continue
+        holder = node.getparent()
+        for el in (holder, holder.getparent()):
+            if el is None or in_furniture(el):
+                break
+            links = [" ".join(a.xpath("string()").split()) for a in el.iter("a")]
+            if links:
+                return [t for t in links if t]
+    return []

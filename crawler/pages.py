@@ -8,6 +8,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from lxml import etree
@@ -49,7 +50,27 @@ READ_MORE = re.compile(
     re.I,
 )
 URL_DATE = re.compile(r"/((?:19|20)\d{2})/(0?[1-9]|1[0-2])/(0?[1-9]|[12]\d|3[01])/")
-CJK_DATE_TEXT = re.compile(r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日(?:\s*\d{1,2}[:：]\d{2})?")
+MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+# A date as blogs write it out: 2024年7月30日, 2024-07-30 10:20, 2024/7/30, July 30, 2024, 30 Jul 2024.
+DATE_TEXT = re.compile(
+    r"(?:19|20)\d{2}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*[日号]?(?:\s*\d{1,2}[:：]\d{2}(?:[:：]\d{2})?)?"
+    r"|(?<!\d)(?:19|20)\d{2}([-/.])\d{1,2}\1\d{1,2}(?:[T\s]+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[+-]\d{2}:?\d{2})?)?(?!\d)"
+    rf"|\b{MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?:19|20)\d{{2}}\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTHS},?\s+(?:19|20)\d{{2}}\b",
+    re.I,
+)
+# Words that say the date after them is the publish date, or that it is not.
+PUBLISHED_LABEL = re.compile(
+    r"(posted|published|publish date|written|created|date|发布于|发表于|发布时间|发表时间|发布日期|创建于|"
+    r"创建时间|日期|时间|写于|公開日|投稿日|作成日|作成|投稿)\W{0,3}(on|at|于)?\W{0,3}$",
+    re.I,
+)
+NOT_PUBLISHED = re.compile(r"updated|modified|edited|revised|更新|修改|编辑|最后|最終|更新日", re.I)
+# A short element whose class or id marks metadata holds an unlabelled date near the title.
+META_MARK = re.compile(r"date|time|meta|posted|publish|byline|info|entry-footer|post-footer", re.I)
+MAX_META_CHARS = 160
+LISTING_DATES = 3  # distinct dates shown by titles and bylines: a list of posts, not one
+HOME = "the blog's home page"
 
 
 @dataclass
@@ -62,7 +83,11 @@ class PageEvidence:
     articles: int = 0  # number of <article> elements
     lang: str | None = None  # <html lang>
     read_more: int = 0  # links named "Read more", "阅读全文" ...: a listing's teasers
-    visible_date: str | None = None  # a date written out, such as 2024年7月30日
+    visible_date: str | None = None  # a date written out by the title or byline: 发布于 2024-07-30
+    title: str | None = None  # the <title>
+    site_name: str | None = None  # og:site_name
+    headings: list[str] = field(default_factory=list)  # the texts of the <h1>s
+    keywords: str | None = None  # <meta name="keywords">
 
     @property
     def ld_article(self) -> bool:
@@ -79,7 +104,26 @@ _REFRESH = etree.XPath('//meta[translate(@http-equiv,"REFSH","refsh")="refresh"]
 _ARTICLES = etree.XPath("count(//article)")
 _LANG = etree.XPath("/html/@lang")
 _LINK_TEXTS = etree.XPath("//a")
-_DATE_SCOPES = (etree.XPath("//article"), etree.XPath("//main"), etree.XPath("//body"))
+_TITLE = etree.XPath("string(//title)")
+_SITE_NAME = etree.XPath('//meta[@property="og:site_name"]/@content')
+_H1 = etree.XPath("//h1")
+_KEYWORDS = etree.XPath('//meta[@name="keywords"]/@content')
+_SKIPPED = "script", "style", "pre", "code", "nav", "aside", "blockquote", "textarea", "select"
+_DATE_NODES = etree.XPath(
+    "//body//text()[re:test(., '(19|20)[0-9][0-9]')]"
+    f"[not(ancestor::*[{' or '.join(f'self::{t}' for t in _SKIPPED)}])]",
+    namespaces={"re": "http://exslt.org/regular-expressions"},
+)
+_FURNITURE = re.compile(r"sidebar|widget|menu|comment|related|recent|archive|footer-widget", re.I)
+# Site furniture: menus, sidebars, headers and footers, by element or by id/class.
+BOILERPLATE = " or ".join(
+    ["self::nav", "self::header", "self::footer", "self::aside"]
+    + [f'contains(translate(@id, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"), "{w}")'
+       f' or contains(translate(@class, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"), "{w}")'
+       for w in ("menu", "nav", "sidebar", "widget", "footer", "header")]
+)
+# Links of a listing that are its content, not the site's furniture.
+_CONTENT_LINKS = etree.XPath(f"//a[@href][not(ancestor::*[{BOILERPLATE}])]")
 
 
 def read_evidence(sel: Selector) -> PageEvidence:
@@ -100,6 +144,10 @@ def read_evidence(sel: Selector) -> PageEvidence:
     ev.lang = page_lang(sel)
     ev.read_more = sum(bool(READ_MORE.match(" ".join(a.xpath("string()").split()))) for a in _LINK_TEXTS(root))
     ev.visible_date = visible_date(sel)
+    ev.title = " ".join(str(_TITLE(root)).split()) or None
+    ev.site_name = _first(_SITE_NAME(root)).strip() or None
+    ev.keywords = _first(_KEYWORDS(root)).strip() or None
+    ev.headings = [t for t in (" ".join(h.xpath("string()").split()) for h in _H1(root)) if t]
     return ev
 
 
@@ -113,13 +161,86 @@ def _first(values: list) -> str:
 
 
 def visible_date(sel: Selector) -> str | None:
-    """A date the article writes out in words, such as 2024年7月30日."""
-    for path in _DATE_SCOPES:
-        scope = path(sel.root)
-        if scope:
-            match = CJK_DATE_TEXT.search(scope[0].xpath("string()"))
-            return match.group(0) if match else None
+    """The publish date a page writes out by its title or byline, such as 发布于：2024-07-30.
+
+    A date counts when a label says it is the publish date ("Posted on",
+    "发布于", "日期") or when it stands alone in a short element marked as
+    metadata (a ``<time>``, a ``post-meta`` or ``date`` class). A date in the
+    article's own sentences, or labelled as an update, never counts; nor do
+    the dates of a list of posts (a page showing several is a listing).
+    """
+    found: list[str] = []
+    for node in _DATE_NODES(sel.root):
+        date = _labelled_date(node)
+        if date and date not in found:
+            found.append(date)
+            if len(found) >= LISTING_DATES:
+                return None
+    return found[0] if found else None
+
+
+def _labelled_date(node: Any) -> str | None:
+    """The publish date a text node of the page shows, in the smallest element that holds its label."""
+    element = node.getparent()
+    if _list_entry(element):
+        return None
+    for holder in (element, element.getparent()):
+        if holder is None or in_furniture(holder):
+            break
+        text = " ".join(holder.xpath("string()").split())
+        if len(text) > MAX_META_CHARS:
+            break
+        end = 0
+        for match in DATE_TEXT.finditer(text):
+            before = text[max(end, match.start() - 24) : match.start()]
+            end = match.end()
+            if NOT_PUBLISHED.search(before):
+                continue
+            if PUBLISHED_LABEL.search(before) or _marked_meta(holder):
+                return match.group(0)
     return None
+
+
+def _list_entry(element: etree._Element) -> bool:
+    """Inside an item of a list of links (``<li>`` with a link): a listing's entry, dated."""
+    for el in (element, *element.iterancestors()):
+        if el.tag == "li":
+            return bool(el.xpath(".//a[@href]"))
+        if el.tag in ("article", "main", "body"):
+            return False
+    return False
+
+
+def _marked_meta(element: etree._Element) -> bool:
+    """A ``<time>``, or an element (or its parent) whose class or id marks metadata, not an update."""
+    for el in (element, element.getparent()):
+        if el is None:
+            return False
+        marks = f"{el.get('class', '')} {el.get('id', '')} {el.get('itemprop', '')}"
+        if NOT_PUBLISHED.search(marks):
+            return False
+        if el.tag == "time" or META_MARK.search(marks):
+            return True
+    return False
+
+
+def in_furniture(element: etree._Element) -> bool:
+    """Inside a sidebar, a widget, a menu or comments, where other posts' dates are."""
+    for el in element.iterancestors():
+        if _FURNITURE.search(f"{el.get('class', '')} {el.get('id', '')}"):
+            return True
+    return False
+
+
+def listing_links(root: etree._Element) -> list[tuple[str, str]]:
+    """``(href, text)`` of a listing's own links, menus, headers and footers left out."""
+    links = []
+    for a in _CONTENT_LINKS(root):
+        text = " ".join(a.xpath("string()").split())
+        if READ_MORE.match(text) or len(text) > 300:
+            text = ""
+        links.append((a.get("href"), text))
+    return links
 
 
 def url_date(url: str) -> str | None:
@@ -159,7 +280,7 @@ def listing_reason(url: str, scope: str) -> str | None:
     parts = urlsplit(url)
     rel = unquote(parts.path)[len(urlsplit(scope).path) :].strip("/")
     if not rel and not parts.query:
-        return "the blog's home page"
+        return HOME
     if PAGE_PARAMS & set(parse_qs(parts.query)):
         return "a paginated listing (page parameter)"
     segments = [s.lower() for s in rel.split("/") if s]
@@ -221,18 +342,26 @@ class SectionStats:
 
 
 def decide(
-    url: str, scope: str, ev: PageEvidence, *, in_feed: bool, dated_text: bool, sections: SectionStats
+    url: str, scope: str, ev: PageEvidence, *, in_feed: bool, dated_text: bool, sections: SectionStats,
+    listed: bool = False,
 ) -> tuple[str, str]:
-    """Classify a page as ``post``, ``listing``, ``page`` or ``alias``, with the reason."""
+    """Classify a page as ``post``, ``listing``, ``page`` or ``alias``, with the reason.
+
+    ``listed``: a listing of the blog (its home, archives, tag or category
+    pages) links to the page from its content, not from a menu.
+    """
     if ev.refresh:
         return "alias", f"meta refresh to {ev.refresh}"
     reason = listing_reason(url, scope)
-    if reason:
-        return ("page" if reason.startswith("a site page") else "listing"), reason
+    named_page = reason if reason and reason.startswith("a site page") else None
+    if reason and not named_page:
+        return "listing", reason
     if ev.og_type and ev.og_type != "article" and not (in_feed and ev.ld_article):
         return "page", f"og:type is {ev.og_type}"
     if ev.read_more and not in_feed:
         return "listing", f"{ev.read_more} \"read more\" links to other pages"
+    if named_page and not (in_feed or (listed and dated_text)):
+        return "page", named_page
     evidence = [
         name
         for name, present in (
@@ -250,6 +379,8 @@ def decide(
             evidence = ["an article body with a publish date"]
         else:
             return "page", "no post evidence (no feed entry, og:type, JSON-LD or dated article)"
+    if not (in_feed or dated_text or listed):
+        return "page", "in no feed and no listing, and no date"
     minor = sections.minor_section(shape)
     if minor:
         return "page", minor

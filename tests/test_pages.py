@@ -84,7 +84,16 @@ def test_meta_refresh_is_an_alias():
 def test_decisions():
     sections = SectionStats()
     article = PageEvidence(og_type="article")
-    assert decide("https://blog.test/p/1", SCOPE, article, in_feed=False, dated_text=False, sections=sections)[0] == "post"
+    # article markup alone: a post when a listing shows it, a site page when nothing does
+    assert decide("https://blog.test/p/1", SCOPE, article, in_feed=False, dated_text=False, listed=True,
+                  sections=sections)[0] == "post"
+    assert decide("https://blog.test/p/1", SCOPE, article, in_feed=False, dated_text=False, sections=sections) == (
+        "page", "in no feed and no listing, and no date")
+    # a page's name is no verdict: a dated article that a listing shows is a post
+    assert decide("https://blog.test/contact.html", SCOPE, article, in_feed=False, dated_text=True, listed=True,
+                  sections=sections)[0] == "post"
+    assert decide("https://blog.test/contact.html", SCOPE, article, in_feed=False, dated_text=True,
+                  sections=sections)[0] == "page"
     website = PageEvidence(og_type="website")
     assert decide("https://blog.test/p/1", SCOPE, website, in_feed=True, dated_text=True, sections=sections) == (
         "page", "og:type is website")
@@ -116,7 +125,7 @@ def test_deep_pagination_is_not_a_calendar_trap():
 
     state = SourceState(id=1, url=SCOPE, scope=SCOPE, origin="https://blog.test", aliases=set(), bases=set(),
                         max_pages=10, max_depth=500, max_query_variants=50, sections=SectionStats(),
-                        seen=SpillSet(10), parsed=SpillDict(10), entries=SpillDict(10))
+                        seen=SpillSet(10), parsed=SpillDict(10), entries=SpillDict(10), listed=SpillDict(10))
     assert state.trap("https://blog.test/page/1000/", 1) is None
     assert state.trap("https://blog.test/?paged=2500", 1) is None
     assert state.trap("https://blog.test/calendar/?month=1850-01", 1) == "a calendar page outside 1990 to next year"

@@ -35,7 +35,7 @@ from ..feeds import FeedError, looks_like_feed, parse_feed
 from ..incremental import load_plan, sitemap_lastmod
 from ..items import CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..middlewares import META_KEY as MAPPED
-from ..pages import SectionStats, decide, in_scope, read_evidence, url_date, url_shape
+from ..pages import HOME, SectionStats, decide, in_scope, listing_links, read_evidence, url_date, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
 from ..spill import SpillDict, SpillSet
 from ..store import ArchiveStore
@@ -110,6 +110,7 @@ class BlogSpider(Spider):
             seen=SpillSet(settings.getint("ARCHIVE_MEMORY_KEYS")),
             parsed=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             entries=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
+            listed=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
         )
         state.seen.add(url_key(source["url"]))
@@ -136,7 +137,7 @@ class BlogSpider(Spider):
             assert state.plan is not None
             complete = reason == "finished" and state.plan.complete and not (state.plan.failed or state.budget_cut)
             self.store.write(finish_source_crawl, state.id, finished=reason == "finished", complete=complete)
-            for remembered in (state.seen, state.parsed, state.entries):
+            for remembered in (state.seen, state.parsed, state.entries, state.listed):
                 self.crawler.stats.inc_value("archive/keys_on_disk", remembered.spilled)
                 remembered.close()
 
@@ -269,6 +270,7 @@ class BlogSpider(Spider):
         if feed_url and feed_url not in state.feeds and not response.meta.get("paged"):
             state.feeds.append(feed_url)
             yield SourceUpdate(state.id, feeds=state.feeds)
+        state.site.note_name(feed["title"])
         for warning in feed["warnings"]:
             yield CrawlError(state.id, response.url, "feed", warning)
         new = 0
@@ -386,19 +388,30 @@ class BlogSpider(Spider):
             entry = state.plan.cached_entry(url, state.own, state.sections, state.scope)
         if entry and state.own(entry["url"]) != url:
             aliases.append({"alias": state.own(entry["url"]), "why": "feed link"})
-        state.note_title(sel.xpath("string(//title)").get())
         state.note_date(evidence.published)
         kind, reason = decide(url, state.scope, evidence, in_feed=entry is not None,
                               dated_text=bool(evidence.published or evidence.visible_date or url_date(url)),
-                              sections=state.sections)
+                              listed=url_key(url) in state.listed, sections=state.sections)
         state.parsed[url_key(url)] = kind
         yield PageRecord(url, state.id, kind, reason)
+        state.site.note_name(evidence.site_name)
+        if reason == HOME:
+            state.site.note_name(evidence.title)
+        state.site.note_page(evidence.title, evidence.headings, post=kind == "post")
+        if kind != "post":
+            state.site.note_keywords(evidence.keywords)
+        if kind == "listing":
+            for link_url, text in listing_links(sel.root):
+                own = state.link(base, link_url, encoding)
+                if own and not state.listed.get(url_key(own)):
+                    state.listed[url_key(own)] = text
         if kind != "post":
             return
         self.crawler.stats.inc_value("extract/count")
         try:
-            post = await self.extraction.extract(url, response.text, feed_entry=entry, site_name=state.site_name,
-                                                 default_tz=state.default_tz)
+            post = await self.extraction.extract(url, response.text, feed_entry=entry, site=state.site.parts,
+                                                 default_tz=state.default_tz,
+                                                 link_text=state.listed.get(url_key(url)) or None)
         except ExtractionFailed as e:
             yield CrawlError(state.id, url, "extract", str(e))
             return

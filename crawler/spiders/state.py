@@ -16,8 +16,8 @@ from w3lib.url import safe_url_string
 from archive.urls import host_of, is_http_url, normalize_url
 
 from ..incremental import SourcePlan
-from ..metadata import title_edges
 from ..pages import SectionStats, in_scope
+from ..site import SiteLearner
 from ..spill import SpillDict, SpillSet
 
 # A path segment or query value that is a year, a month or a day: 2024, 2024-07, 2024-07-30.
@@ -44,14 +44,14 @@ class SourceState:
     seen: SpillSet  # url_key of every URL requested
     parsed: SpillDict  # url_key -> kind, of pages judged
     entries: SpillDict  # url_key -> feed entry
+    listed: SpillDict  # url_key -> the text of a listing's link to it ("" for none)
     pending: int = 0  # feeds, robots.txt and sitemaps not yet read
     held: list[Any] = field(default_factory=list)
     feeds: list[str] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
     cuts: Counter[str] = field(default_factory=Counter)
     query_variants: Counter[str] = field(default_factory=Counter)
-    titles: Counter[str] = field(default_factory=Counter)
-    titled_pages: int = 0
+    site: SiteLearner = field(default_factory=SiteLearner)  # the blog's own name, tagline, header
     offsets: Counter[timedelta] = field(default_factory=Counter)
     budget_cut: bool = False  # the page budget stopped the crawl short: not a complete crawl
     plan: SourcePlan | None = None  # what this run does for the source (crawler/incremental.py)
@@ -111,20 +111,6 @@ class SourceState:
         if depth > self.max_depth:
             return f"deeper than {self.max_depth} links from the start"
         return None
-
-    def note_title(self, title: str | None) -> None:
-        """Learn the blog's name from the parts its page titles share."""
-        edges = set(title_edges(title))
-        if edges:
-            self.titled_pages += 1
-            self.titles.update(edges)
-
-    @property
-    def site_name(self) -> str | None:
-        if not self.titles:
-            return None
-        name, count = self.titles.most_common(1)[0]
-        return name if count >= 3 and count >= self.titled_pages / 2 else None
 
     def note_date(self, raw: str | None) -> None:
         """Learn the blog's zone from the dates it writes with an offset."""

@@ -1,0 +1,159 @@
+"""The article's own tree, made ready for trafilatura, and what it says of itself.
+
+Pure functions on an lxml HTML tree:
+
+- ``protected``: the post's body is encrypted or behind a password (a password
+  form in the article, with or without ciphertext beside it);
+- ``keep_link_blocks``: paragraphs and list items of the article body that are
+  only a link are the author's text (a reading list, an index of posts), and
+  trafilatura would drop them as link-dense;
+- ``drop_line_numbers``: code blocks lose the theme's line-number gutter;
+- ``drop_post_furniture``: the blocks about the post (byline, dates, word count,
+  reading time, tags, table of contents, sharing) are not its text.
+"""
+
+import copy
+import re
+
+from lxml import etree, html
+
+from .pages import BOILERPLATE
+
+# A run of base64 or hex with no space: what encryption plugins put in the page.
+CIPHERTEXT = re.compile(r"[A-Za-z0-9+/=]{400,}|[0-9a-fA-F]{400,}")
+PROTECTED_TEXT = re.compile(
+    r"password[- ]protected|enter (?:the |your )?password|password is required|"
+    r"输入密码|请输入.{0,6}密码|密码保护|加密文章|需要密码|パスワードを入力|パスワード保護",
+    re.I,
+)
+_PASSWORD_INPUT = etree.XPath('//input[translate(@type, "PASWORD", "pasword")="password"]')
+_BODY = (
+    etree.XPath('//*[@itemprop="articleBody"]'),
+    etree.XPath("//article"),
+    etree.XPath('//main | //*[@role="main"]'),
+)
+# Inside the body, blocks of links that are navigation of the post, not its text.
+_NOT_TEXT = re.compile(r"toc|table-of-contents|tag|categor|share|social|related|pager|pagination|"
+                       r"post-nav|breadcrumb|comment|meta|copyright|license|reward|donate", re.I)
+_LINK_BLOCKS = etree.XPath(".//*[self::li or self::p][.//a]")
+_FURNITURE = etree.XPath(f"self::*[{BOILERPLATE}]")
+LINE_NUMBER_CLASS = re.compile(r"(?:^|\s)(?:ln|lnt|lntd|lineno|linenos|line-?numbers?|gutter|rouge-gutter|"
+                               r"hljs-ln-n(?:umbers?)?|hljs-ln-numbers|code-line-number)(?:\s|$)", re.I)
+_CODE_TABLES = etree.XPath("//table[.//pre or .//code]")
+_CODE_SPANS = etree.XPath("//pre//*[@class] | //code//*[@class]")
+NUMBERS = re.compile(r"^[\d\s]+$")
+# Class or id of a block about the post rather than of it, as themes name them.
+ABOUT_POST = re.compile(
+    r"(?:^|[\s_-])(?:post|entry|article|page|blog)[-_]?(?:meta|info|date|time|byline|tags?|categor\w*|"
+    r"footer|copyright|license|share|sharing|reward|nav\w*|pager)(?:$|[\s_-])|"
+    r"(?:^|\s)(?:byline|meta|post-meta|reading-time|readtime|word-?count|toc|table-of-contents|breadcrumbs?|"
+    r"pagination|pager|share|social-share)(?:$|\s)",
+    re.I,
+)
+MAX_ABOUT_CHARS = 300
+_CLASSED = etree.XPath("//body//*[@class or @id][not(self::article or self::main or self::pre or self::code)]")
+
+
+def article_body(root: etree._Element) -> etree._Element | None:
+    """The element holding the post's body: ``itemprop=articleBody``, the one ``<article>`` or ``<main>``."""
+    for path in _BODY:
+        found = path(root)
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def article_document(root: etree._Element) -> etree._Element | None:
+    """A page of the article body alone (with the page's ``<head>``), its title heading left out;
+    None when the page marks no single body.
+
+    Given the whole page, trafilatura takes in menus, headers and footers when
+    the post is short; given the body the theme marks, it keeps the post only.
+    """
+    body = article_body(root)
+    if body is None:
+        return None
+    page = html.Element("html")
+    head = root.find("head")
+    if head is not None:
+        page.append(copy.deepcopy(head))
+    page.append(html.Element("body"))
+    article = copy.deepcopy(body)
+    article.tail = None
+    page[-1].append(article)
+    headings = article.xpath(".//h1")
+    if headings:
+        headings[0].drop_tree()
+    return page
+
+
+def protected(root: etree._Element) -> str | None:
+    """Why the post's body cannot be read (encrypted, or behind a password), or None."""
+    body = article_body(root)
+    scope = body if body is not None else root
+    inputs = [i for i in _PASSWORD_INPUT(root) if body is None or _within(i, body)]
+    text = " ".join(scope.xpath("string()").split())
+    cipher = max((len(m) for m in CIPHERTEXT.findall(etree.tostring(scope, encoding="unicode"))), default=0)
+    if inputs and cipher:
+        return f"encrypted: a password form and {cipher} characters of ciphertext"
+    if inputs and PROTECTED_TEXT.search(text):
+        return "behind a password: the page shows a password form instead of the post"
+    return None
+
+
+def _within(element: etree._Element, ancestor: etree._Element) -> bool:
+    return any(a is ancestor for a in element.iterancestors())
+
+
+def keep_link_blocks(root: etree._Element) -> None:
+    """Unwrap the links of the body's paragraphs and list items that are only links.
+
+    trafilatura drops link-dense blocks, which takes reading lists and indexes
+    of posts out of the author's text; without the ``<a>`` (Markdown output
+    keeps no links anyway) they are text like any other.
+    """
+    body = article_body(root)
+    if body is None:
+        return
+    for block in _LINK_BLOCKS(body):
+        if _navigation(block, body):
+            continue
+        links = "".join(a.xpath("string()") for a in block.iter("a"))
+        if links.split() and "".join(links.split()) == "".join(block.xpath("string()").split()):
+            for a in list(block.iter("a")):
+                a.drop_tag()
+
+
+def _navigation(block: etree._Element, body: etree._Element) -> bool:
+    """True when ``block``, or what holds it inside the body, is the post's navigation or furniture."""
+    el: etree._Element | None = block
+    while el is not None and el is not body:
+        if _NOT_TEXT.search(f"{el.get('class', '')} {el.get('id', '')}") or _FURNITURE(el):
+            return True
+        el = el.getparent()
+    return False
+
+
+def drop_line_numbers(root: etree._Element) -> None:
+    """Remove line-number gutters of code blocks: a table cell of numbers beside the code, or number spans."""
+    for table in _CODE_TABLES(root):
+        for row in table.iter("tr"):
+            cells = [c for c in row if c.tag in ("td", "th")]
+            if len(cells) >= 2 and NUMBERS.match(cells[0].xpath("string()") or "x") \
+                    and any(c.xpath(".//pre or .//code") for c in cells[1:]):
+                cells[0].drop_tree()
+    for span in _CODE_SPANS(root):
+        if LINE_NUMBER_CLASS.search(span.get("class", "")) and NUMBERS.match(span.xpath("string()") or "x"):
+            span.drop_tree()
+
+
+def drop_post_furniture(root: etree._Element) -> None:
+    """Remove the short blocks about the post (its byline, dates, tags, reading time, table
+    of contents), which themes put in its article beside its text."""
+    for el in _CLASSED(root):
+        if el.getparent() is None or not ABOUT_POST.search(f"{el.get('class', '')} {el.get('id', '')}"):
+            continue
+        if el.xpath(".//h1 or .//pre or .//article"):
+            continue
+        if len(" ".join(el.xpath("string()").split())) <= MAX_ABOUT_CHARS:
+            el.drop_tree()
