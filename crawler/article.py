@@ -32,6 +32,9 @@ _BODY = (
     etree.XPath("//article"),
     etree.XPath('//main | //*[@role="main"]'),
 )
+_TEXT_BLOCKS = etree.XPath(".//p//text() | .//pre//text() | .//li//text() | .//blockquote//text() | .//td//text()")
+_NOT_CONTENT = etree.XPath(".//script | .//style | .//noscript | .//template | .//button | .//svg")
+BODY_SHARE = 0.5  # of the page's text that the post's body holds at least
 # Inside the body, blocks of links that are navigation of the post, not its text.
 _NOT_TEXT = re.compile(r"toc|table-of-contents|tag|categor|share|social|related|pager|pagination|"
                        r"post-nav|breadcrumb|comment|meta|copyright|license|reward|donate", re.I)
@@ -55,12 +58,19 @@ _CLASSED = etree.XPath("//body//*[@class or @id][not(self::article or self::main
 
 
 def article_body(root: etree._Element) -> etree._Element | None:
-    """The element holding the post's body: ``itemprop=articleBody``, the one ``<article>`` or ``<main>``."""
+    """The element holding the post's body: ``itemprop=articleBody``, an ``<article>`` or ``<main>``,
+    whichever first holds most of the page's text (a theme's prev/next cards are articles too)."""
+    total = _text_mass(root)
     for path in _BODY:
-        found = path(root)
-        if len(found) == 1:
-            return found[0]
+        holding = [el for el in path(root) if _text_mass(el) >= BODY_SHARE * total]
+        if len(holding) == 1:
+            return holding[0]
     return None
+
+
+def _text_mass(element: etree._Element) -> int:
+    """Characters of paragraphs, list items, code and quotes: text, not menus."""
+    return sum(len("".join(t.split())) for t in _TEXT_BLOCKS(element))
 
 
 def article_document(root: etree._Element) -> etree._Element | None:
@@ -84,6 +94,8 @@ def article_document(root: etree._Element) -> etree._Element | None:
     headings = article.xpath(".//h1")
     if headings:
         headings[0].drop_tree()
+    for el in _NOT_CONTENT(article):
+        el.drop_tree()
     return page
 
 

@@ -88,14 +88,18 @@ def extract_post(
     options.url = options.source = url
     article = article_document(root)
     doc = bare_extraction(article, options=options) if article is not None else None
-    if doc is None or not doc.text:
+    if article is None:
         doc = bare_extraction(root, options=options)
     if post.protected:
         post.text = post.markdown = ""
         post.provenance.append({"field": "text", "value": post.protected, "origin": "page", "chosen": 1})
     else:
         _choose_text(post, doc, entry)
-        if not post.text:
+        if not post.text and article is not None:
+            # the body the theme marks is the post, however little it holds (trafilatura keeps
+            # nothing of a line or two): never the page's menus around it
+            post.text = post.markdown = "\n".join(t.strip() for t in article[-1].itertext() if t.strip())
+        if not post.text and article is None:
             logger.debug("no article: %s", url)
             return None
     if doc is not None:

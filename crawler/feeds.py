@@ -97,7 +97,7 @@ def _entry(entry: Any, base: str) -> dict[str, Any]:
         "url": urljoin(base, entry["link"]) if entry.get("link") else None,
         "guid": entry.get("id") or entry.get("link") or _fallback_guid(entry),
         "title": entry.get("title"),
-        "author": entry.get("author"),
+        "author": (entry.get("author_detail") or {}).get("name") or entry.get("author"),
         # RSS 1.0's dc:date is the item's only date; feedparser files it as "updated"
         "published": published or updated,
         "published_raw": dict.get(entry, "published") or dict.get(entry, "updated"),

@@ -13,13 +13,14 @@ from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 from lxml import etree
 from parsel import Selector
 
-from .pages import ARTICLE_TYPES, DATE_TEXT, in_furniture, ld_nodes, url_date, visible_date
+from .pages import ARTICLE_TYPES, DATE_TEXT, FURNITURE_CLASS, in_furniture, ld_nodes, time_datetime, url_date, visible_date
+from .article import article_body
 from .site import SiteParts
 from .titles import title_candidates
 
 # A byline: "By NAME", "作者：NAME", up to a separator, a date or "on ...".
 BYLINE = re.compile(
-    r"(?:^|[\s|·•])(?:(?:posted by|written by|by|author)\b|作者|投稿者|著者|文\s*[/／])\s*[:：]?\s*"
+    r"(?:^|[\s|·•])(?:(?:posted by|written by|by|author)\b|文章作者|作者|投稿者|著者|文\s*[/／])\s*[:：]?\s*"
     r"([^\s|·•,，:：/][^|·•,，/:：]{0,40}?)\s*(?=$|[|·•,，/]|\s(?:on|at|in|发布|发表|于)\b|\s\d)",
     re.I,
 )
@@ -36,6 +37,13 @@ _TAGS_LABEL_NODES = etree.XPath(
     "[not(ancestor::script or ancestor::style or ancestor::pre or ancestor::code)]"
 )
 MAX_BYLINE_CHARS = 120
+EDGE_MARK = re.compile(r"^(?:[a-z]+-)?(?:header|footer)$")
+POST_EDGE = re.compile(r"(?:post|entry|article)[-_]?(?:header|footer)", re.I)
+BYLINE_LABEL = re.compile(r"^\W*(?:(?:posted |written )?by|author|[\u4e00-\u9fff]{0,2}作者|投稿者|著者)\b\s*[:：]?", re.I)
+_AUTHOR_CLASSED = etree.XPath(
+    "//body//*[contains(translate(@class, 'AUTHOR', 'author'), 'author')]"
+    "[not(ancestor-or-self::*[contains(translate(@class, 'COMENT', 'coment'), 'comment')])]"
+)
 TAG_FOLDERS = {"tag", "tags", "t"}  # /tags/NAME/, /t/NAME, /tags/#name, ?tag=NAME
 CATEGORY_FOLDERS = {"category", "categories", "cat"}
 
@@ -72,12 +80,13 @@ def candidates(
         ("author", _meta(sel, "author", "name"), "meta author"),
         ("author", sel.xpath('string(//a[@rel="author"][1])').get(), "rel=author"),
         ("author", _itemprop_author(sel), "itemprop author"),
+        ("author", classed_author(root), "author class"),
         ("author", byline_author(root), "byline"),
         ("published", entry.get("published"), "feed"),
         ("published", ld.get("datePublished"), "JSON-LD datePublished"),
         ("published", _meta(sel, "article:published_time"), "article:published_time"),
         ("published", sel.xpath('//*[@itemprop="datePublished"]/@content | //*[@itemprop="datePublished"]/@datetime').get(), "itemprop datePublished"),
-        ("published", sel.xpath("(//article//time/@datetime | //main//time/@datetime)[1]").get(), "<time datetime>"),
+        ("published", time_datetime(root), "<time datetime>"),
         ("published", visible_date(sel), "visible date"),
         ("published", url_date(url), "URL date"),
         ("updated", entry.get("updated"), "feed"),
@@ -90,7 +99,7 @@ def candidates(
     known_categories = {c.lower() for c in page_categories}
     keywords = _meta(sel, "keywords", "name")
     found += [
-        ("tags", sel.xpath('//meta[@property="article:tag"]/@content').getall(), "article:tag"),
+        ("tags", _article_tags(sel), "article:tag"),
         ("tags", page_tags, "tag links"),
         ("tags", _keywords(ld.get("keywords")), "JSON-LD keywords"),
         ("tags", [t for t in feed_tags if t.lower() not in known_categories], "feed"),
@@ -129,14 +138,14 @@ def _single_h1(sel: Selector) -> str | None:
 def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
     """Tags and categories the post links to: ``/tags/NAME``, ``/tags/#name``, ``?tag=NAME``.
 
-    Only links within the blog count, and only in the article when there is one.
-    When a page marks some of them ``rel=tag``, the unmarked ones are navigation
-    (a sidebar's tag cloud) and are left out.
+    Only links within the blog count, and only in the post's article when there
+    is one. When a page marks some of them ``rel=tag``, the unmarked ones are
+    navigation (a sidebar's tag cloud) and are left out.
     """
-    article = sel.xpath("(//article)[1]")
-    # Inside an <article>, its own header and footer hold the post's terms; without
-    # one, or when it holds none, what is not the site's furniture does.
-    links = article.xpath(".//a[@href]") if article else []
+    article = _post_article(sel.root)
+    # Inside the post's <article>, its own header and footer hold the post's terms;
+    # without one, or when it holds none, what is not the site's furniture does.
+    links = [Selector(root=a) for a in article.iter("a") if a.get("href")] if article is not None else []
     if not any(_term_folder(link.attrib["href"]) for link in links):
         links = [link for link in sel.xpath("//a[@href]") if not _furniture(link.root)]
     host = urlsplit(url).netloc
@@ -162,17 +171,28 @@ def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
     return tags, categories
 
 
+def _post_article(root: etree._Element) -> etree._Element | None:
+    """The ``<article>`` that holds the post's body (not a prev/next or related card)."""
+    body = article_body(root)
+    if body is not None:
+        found = body.xpath("ancestor-or-self::article")
+        if found:
+            return found[-1]
+    articles = [a for a in root.xpath("//article") if not _furniture(a, itself=True)]
+    return articles[0] if len(articles) == 1 else None
+
+
 def _term_folder(href: str) -> bool:
     segments = [unquote(x).lower() for x in urlsplit(href).path.split("/") if x]
     return bool(set(segments[:-1]) & (TAG_FOLDERS | CATEGORY_FOLDERS))
 
 
-def _furniture(element: etree._Element) -> bool:
+def _furniture(element: etree._Element, *, itself: bool = False) -> bool:
     """In a menu, a sidebar or a widget; or in a header or footer that is not the post's own
     (the post's holds its ``<h1>``, or lies in its ``<article>``)."""
-    for el in element.iterancestors():
+    for el in (element, *element.iterancestors()) if itself else element.iterancestors():
         marks = f"{el.get('class', '')} {el.get('id', '')}".lower()
-        if el.tag in ("nav", "aside") or any(w in marks for w in ("menu", "nav", "sidebar", "widget")):
+        if el.tag in ("nav", "aside") or FURNITURE_CLASS.search(marks):
             return True
         if _edge(el) and not _posts_own(el):
             return True
@@ -180,13 +200,14 @@ def _furniture(element: etree._Element) -> bool:
 
 
 def _edge(el: etree._Element) -> bool:
-    marks = f"{el.get('class', '')} {el.get('id', '')}".lower()
-    return el.tag in ("header", "footer") or "header" in marks or "footer" in marks
+    """A header or footer: the element, or a class or id such as ``header``, ``site-footer``."""
+    marks = f"{el.get('class', '')} {el.get('id', '')}".lower().split()
+    return el.tag in ("header", "footer") or any(EDGE_MARK.match(m) for m in marks)
 
 
 def _posts_own(el: etree._Element) -> bool:
     """A header or footer of the post: in its ``<article>``, or one block with its ``<h1>``."""
-    if el.xpath("ancestor::article"):
+    if el.xpath("ancestor::article") or POST_EDGE.search(f"{el.get('class', '')} {el.get('id', '')}"):
         return True
     while el is not None and _edge(el):
         if el.xpath(".//h1"):
@@ -215,10 +236,16 @@ def _ld_author(ld: dict[str, Any]) -> str | None:
 
 def _keywords(value: Any) -> list[str]:
     if isinstance(value, str):
-        return [k for k in re.split(r"\s*,\s*", value) if k]
+        return [k for k in re.split(r"\s*[,，、]\s*", value) if k]
     return [str(k) for k in value] if isinstance(value, list) else []
 
 
+
+
+def _article_tags(sel: Selector) -> list[str]:
+    """``article:tag`` values; a single one that joins them with commas is split."""
+    tags = sel.xpath('//meta[@property="article:tag"]/@content').getall()
+    return _keywords(tags[0]) if len(tags) == 1 and "," in tags[0] else tags
 
 
 def _itemprop_author(sel: Selector) -> str | None:
@@ -229,20 +256,49 @@ def _itemprop_author(sel: Selector) -> str | None:
     return name or node.xpath("string(@content)").get() or node.xpath("string()").get()
 
 
+def classed_author(root: etree._Element) -> str | None:
+    """The name in a short element whose class names an author (``post-author``, ``author-name``)."""
+    found = _AUTHOR_CLASSED(root)
+    outer = {p for el in found for p in el.iterancestors()}  # the innermost say it best
+    inner = [el for el in found if el not in outer]
+    # the post's own first; then a sidebar's, which on a blog of one author is hers
+    for el in [*(e for e in inner if not _furniture(e, itself=True)), *inner]:
+        text = " ".join(el.xpath("string()").split())
+        text = BYLINE_LABEL.sub("", text).strip(" :：·|-")
+        if text and plausible_name(text):
+            return text
+    return None
+
+
 def byline_author(root: etree._Element) -> str | None:
     """The name a byline gives: "By NAME", "作者：NAME", in a short element outside comments and sidebars."""
     for node in _BYLINE_NODES(root):
         holder = node.getparent()
-        for el in (holder, holder.getparent()):
-            if el is None or in_furniture(el):
+        for el in (holder, holder.getparent(), holder.getparent().getparent() if holder.getparent() is not None else None):
+            if el is None or _furniture(el, itself=True):
                 break
             text = " ".join(el.xpath("string()").split())
             if len(text) > MAX_BYLINE_CHARS:
                 break
             match = BYLINE.search(text)
-            if match and not DATE_TEXT.search(match.group(1)) and re.search(r"[^\W\d_]", match.group(1)):
+            if match and plausible_name(match.group(1)):
                 return match.group(1).strip()
     return None
+
+
+def plausible_name(text: str) -> bool:
+    """A person's or a pen name, not a sentence, a date or a licence ("BY-NC-SA")."""
+    text = text.strip()
+    first = text[:1]
+    return (
+        0 < len(text) <= 40
+        and len(text.split()) <= 5
+        and first not in "-–—(（[<"
+        and not (first.isascii() and first.isalpha() and first.islower())
+        and not re.search(r"[。！？!?.;；]$", text)
+        and not DATE_TEXT.search(text)
+        and bool(re.search(r"[^\W\d_]", text))
+    )
 
 
 def labelled_tags(root: etree._Element) -> list[str]:

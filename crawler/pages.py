@@ -71,6 +71,7 @@ META_MARK = re.compile(r"date|time|meta|posted|publish|byline|info|entry-footer|
 MAX_META_CHARS = 160
 LISTING_DATES = 3  # distinct dates shown by titles and bylines: a list of posts, not one
 HOME = "the blog's home page"
+DAY_ARCHIVE = "a date archive (one day)"
 
 
 @dataclass
@@ -98,7 +99,6 @@ class PageEvidence:
 _OG_TYPE = etree.XPath('//meta[@property="og:type"]/@content')
 _LD_JSON = etree.XPath('//script[@type="application/ld+json"]/text()')
 _PUBLISHED = etree.XPath('//meta[@property="article:published_time"]/@content')
-_ARTICLE_TIME = etree.XPath("//article//time/@datetime")
 _CANONICAL = etree.XPath('//link[@rel="canonical"]/@href')
 _REFRESH = etree.XPath('//meta[translate(@http-equiv,"REFSH","refsh")="refresh"]/@content')
 _ARTICLES = etree.XPath("count(//article)")
@@ -108,13 +108,20 @@ _TITLE = etree.XPath("string(//title)")
 _SITE_NAME = etree.XPath('//meta[@property="og:site_name"]/@content')
 _H1 = etree.XPath("//h1")
 _KEYWORDS = etree.XPath('//meta[@name="keywords"]/@content')
+_ARTICLE_TIMES = etree.XPath("//article//time[@datetime] | //main//time[@datetime]")
+_TIMES = etree.XPath("//body//time[@datetime]")
 _SKIPPED = "script", "style", "pre", "code", "nav", "aside", "blockquote", "textarea", "select"
 _DATE_NODES = etree.XPath(
     "//body//text()[re:test(., '(19|20)[0-9][0-9]')]"
     f"[not(ancestor::*[{' or '.join(f'self::{t}' for t in _SKIPPED)}])]",
     namespaces={"re": "http://exslt.org/regular-expressions"},
 )
-_FURNITURE = re.compile(r"sidebar|widget|menu|comment|related|recent|archive|footer-widget", re.I)
+# Class or id of what holds other posts or the site's parts: sidebars, menus, comments, prev/next cards.
+FURNITURE_CLASS = re.compile(
+    r"sidebar|widget|menu|comment|related|recent|archive|recommend|prenext|pager|pagination|"
+    r"(?:^|\s)nav\w*|(?:prev(?:ious)?|next)[-_]?(?:post|article|link|next)|(?:post|article)[-_]?(?:prev|next)",
+    re.I,
+)
 # Site furniture: menus, sidebars, headers and footers, by element or by id/class.
 BOILERPLATE = " or ".join(
     ["self::nav", "self::header", "self::footer", "self::aside"]
@@ -135,7 +142,7 @@ def read_evidence(sel: Selector) -> PageEvidence:
     for node in ld:
         t = node.get("@type")
         ev.ld_types.extend(t if isinstance(t, list) else [t] if isinstance(t, str) else [])
-    ev.published = _first(_PUBLISHED(root)) or _ld_date(ld) or _first(_ARTICLE_TIME(root)) or None
+    ev.published = _first(_PUBLISHED(root)) or _ld_date(ld) or time_datetime(root) or None
     ev.canonical = _first(_CANONICAL(root)) or None
     refresh = _first(_REFRESH(root))
     if refresh and "url=" in refresh.lower():
@@ -176,7 +183,29 @@ def visible_date(sel: Selector) -> str | None:
             found.append(date)
             if len(found) >= LISTING_DATES:
                 return None
-    return found[0] if found else None
+    return found[0] if found else _date_by_title(sel.root)
+
+
+def _date_by_title(root: etree._Element) -> str | None:
+    """A date standing alone in a short element just after the page's first ``<h1>``: its byline."""
+    headings = _H1(root)
+    if not headings:
+        return None
+    for el in (headings[0], headings[0].getparent()):
+        if el is None:
+            return None
+        for sibling in el.itersiblings():
+            if not isinstance(sibling.tag, str):
+                continue
+            text = " ".join(sibling.xpath("string()").split())
+            if len(text) > MAX_META_CHARS or sibling.tag in ("ul", "ol", "table") or len(sibling.xpath(".//a")) > 1:
+                break
+            match = DATE_TEXT.search(text)
+            if match and not NOT_PUBLISHED.search(text[: match.start()]):
+                return match.group(0)
+            if text:
+                break
+    return None
 
 
 def _labelled_date(node: Any) -> str | None:
@@ -198,6 +227,18 @@ def _labelled_date(node: Any) -> str | None:
                 continue
             if PUBLISHED_LABEL.search(before) or _marked_meta(holder):
                 return match.group(0)
+    return None
+
+
+def time_datetime(root: etree._Element) -> str | None:
+    """The ``datetime`` of the page's publish ``<time>``: in its article first, never an update's
+    nor one of a sidebar's or a listing's entries."""
+    for scope in (_ARTICLE_TIMES, _TIMES):
+        for time in scope(root):
+            marks = f"{time.get('class', '')} {time.get('itemprop', '')} {time.getparent().get('class', '')}"
+            if NOT_PUBLISHED.search(marks) or in_furniture(time) or _list_entry(time):
+                continue
+            return time.get("datetime")
     return None
 
 
@@ -227,7 +268,7 @@ def _marked_meta(element: etree._Element) -> bool:
 def in_furniture(element: etree._Element) -> bool:
     """Inside a sidebar, a widget, a menu or comments, where other posts' dates are."""
     for el in element.iterancestors():
-        if _FURNITURE.search(f"{el.get('class', '')} {el.get('id', '')}"):
+        if FURNITURE_CLASS.search(f"{el.get('class', '')} {el.get('id', '')}"):
             return True
     return False
 
@@ -285,17 +326,22 @@ def listing_reason(url: str, scope: str) -> str | None:
         return "a paginated listing (page parameter)"
     segments = [s.lower() for s in rel.split("/") if s]
     for i, seg in enumerate(segments):
-        if seg in LISTING_SEGMENTS:
+        if seg in LISTING_SEGMENTS or (i == len(segments) - 1 and _stem(seg) in LISTING_SEGMENTS | ARCHIVE_SEGMENTS):
             return f"a listing URL (/{seg}/)"
         if seg in ARCHIVE_SEGMENTS and (_is_date_path(segments[i + 1 :]) or _is_page_path(segments[i + 1 :])):
             return f"a listing URL (/{seg}/)"
     if _is_date_path(segments) and segments:
-        return "a date archive"
+        return DAY_ARCHIVE if len(segments) == 3 else "a date archive"
     if segments and PAGINATION.match(segments[-1]):
         return "a paginated listing"
-    if segments and segments[-1].rsplit(".", 1)[0] in PAGE_SLUGS:
+    if segments and _stem(segments[-1]) in PAGE_SLUGS:
         return f"a site page (/{segments[-1]}/)"
     return None
+
+
+def _stem(segment: str) -> str:
+    """``tags.html`` -> ``tags``: a file named like a folder lists what the folder would."""
+    return segment.rsplit(".", 1)[0] if "." in segment else segment
 
 
 def _is_date_path(segments: list[str]) -> bool:
@@ -336,6 +382,10 @@ class SectionStats:
         if not count or sum(self.shapes.values()) < 5:
             return None
         top_shape, top = self.shapes.most_common(1)[0]
+        # a post one folder deeper (posts/2025-slug/slug/) lies inside the posts' section
+        folder = top_shape.removesuffix("*")
+        if folder and shape.startswith(folder):
+            return None
         if count < self.min_share * top:
             return f"its URL shape {shape} holds {count} feed entries against {top} in {top_shape}"
         return None
@@ -354,9 +404,10 @@ def decide(
         return "alias", f"meta refresh to {ev.refresh}"
     reason = listing_reason(url, scope)
     named_page = reason if reason and reason.startswith("a site page") else None
-    if reason and not named_page:
+    # a blog of one post a day may keep each at /YYYY/MM/DD/: its feed says so
+    if reason and not named_page and not (reason == DAY_ARCHIVE and in_feed):
         return "listing", reason
-    if ev.og_type and ev.og_type != "article" and not (in_feed and ev.ld_article):
+    if ev.og_type and ev.og_type != "article" and not ev.ld_article and not (in_feed and dated_text):
         return "page", f"og:type is {ev.og_type}"
     if ev.read_more and not in_feed:
         return "listing", f"{ev.read_more} \"read more\" links to other pages"
@@ -375,8 +426,8 @@ def decide(
     if not evidence and sections.shapes.get(shape, 0) >= 2:
         evidence = [f"its URL shape {shape} holds {sections.shapes[shape]} feed entries"]
     if not evidence:
-        if dated_text and ev.articles <= 1:
-            evidence = ["an article body with a publish date"]
+        if dated_text and (ev.articles <= 1 or listed):
+            evidence = ["an article body with a publish date" + (", listed" if listed else "")]
         else:
             return "page", "no post evidence (no feed entry, og:type, JSON-LD or dated article)"
     if not (in_feed or dated_text or listed):

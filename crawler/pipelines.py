@@ -40,13 +40,13 @@ FAILING_KINDS = ("seed", "bug")
 
 
 class ValidatePipeline:
-    """Drop posts that cannot be stored: no URL, or no text at all."""
+    """Drop posts that cannot be stored: no URL, or neither text nor title (a protected post's metadata is kept)."""
 
     def process_item(self, item: Any) -> Any:
         if isinstance(item, BlogPost):
             if not item.url or not item.source_id:
                 raise DropItem(f"post without URL or source: {item.url}")
-            if not (item.text or "").strip():
+            if not (item.text or "").strip() and not (item.protected or item.title):
                 raise DropItem(f"post without text: {item.url}")
         return item
 

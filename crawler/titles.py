@@ -40,7 +40,7 @@ WEIGHTS = {
     "trafilatura": 0.5,
     "<h1>": 0.9,
     "article <h1>": 1.0,
-    "first <h1>": 0.8,
+    "first <h1>": 0.9,
     "article <h2>": 0.5,
 }
 OTHER_WEIGHT = 0.7
@@ -259,11 +259,10 @@ def title_candidates(root: etree._Element) -> list[tuple[str, str]]:
             if heads and _text(heads[0]):
                 found.append((_text(heads[0]), "article <h2>"))
                 break
-    if True:
-        for h1 in _H1(root):  # a page's heading, when its article has none; never a logo
-            if _text(h1) and not _HOME_LINK(h1):
-                found.append((_text(h1), "first <h1>"))
-                break
+    for h1 in _H1(root):  # the page's first <h1> that is not a logo (a link home)
+        if _text(h1) and not _HOME_LINK(h1):
+            found.append((_text(h1), "first <h1>"))
+            break
     for node in _ld_nodes(root):
         types = _types(node)
         if types & {"WebSite", "Organization", "Person", "Corporation", "LocalBusiness", "BreadcrumbList", "ImageObject"}:

@@ -42,7 +42,8 @@ from ..store import ArchiveStore
 from .state import SourceState
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
-COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml")
+# Where generators put a feed by default (WordPress, Hexo, Hugo, Jekyll, Pelican...).
+COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml", "feeds/all.atom.xml")
 DISCOVERY_PRIORITY = 100
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
 HREFS = etree.XPath("//a/@href | //area/@href")
