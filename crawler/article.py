@@ -17,7 +17,7 @@ import re
 
 from lxml import etree, html
 
-from .pages import BOILERPLATE
+from .pages import BOILERPLATE, DATE_TEXT, LABEL
 
 # A run of base64 or hex with no space: what encryption plugins put in the page.
 CIPHERTEXT = re.compile(r"[A-Za-z0-9+/=]{400,}|[0-9a-fA-F]{400,}")
@@ -35,6 +35,7 @@ _BODY = (
 _TEXT_BLOCKS = etree.XPath(".//p//text() | .//pre//text() | .//li//text() | .//blockquote//text() | .//td//text()")
 _NOT_CONTENT = etree.XPath(".//script | .//style | .//noscript | .//template | .//button | .//svg")
 BODY_SHARE = 0.5  # of the page's text that the post's body holds at least
+DENSE_SHARE = 0.9  # ... and the deepest element found without markup
 # Inside the body, blocks of links that are navigation of the post, not its text.
 _NOT_TEXT = re.compile(r"toc|table-of-contents|tag|categor|share|social|related|pager|pagination|"
                        r"post-nav|breadcrumb|comment|meta|copyright|license|reward|donate", re.I)
@@ -50,25 +51,41 @@ ABOUT_POST = re.compile(
     r"(?:^|[\s_-])(?:post|entry|article|page|blog)[-_]?(?:meta|info|date|time|byline|tags?|categor\w*|"
     r"footer|copyright|license|share|sharing|reward|nav\w*|pager)(?:$|[\s_-])|"
     r"(?:^|\s)(?:byline|meta|post-meta|reading-time|readtime|word-?count|toc|table-of-contents|breadcrumbs?|"
-    r"pagination|pager|share|social-share)(?:$|\s)",
+    r"pagination|pager|share|social-share)(?:$|\s)|"
+    r"[\w-][-_](?:meta|date|dates|byline|tags|categories|info)(?:$|\s)",
     re.I,
 )
 MAX_ABOUT_CHARS = 300
+# A line that is only the post's date, with or without its label: its byline, not its text.
+ONLY_A_DATE = re.compile(r"^\W*(?:" + LABEL + r")?\W*(?:" + DATE_TEXT.pattern + r")\W*$", re.I)
+_DATE_LINES = etree.XPath("//body//*[self::p or self::div or self::span or self::time or self::small][string-length(normalize-space()) < 60]")
 _CLASSED = etree.XPath("//body//*[@class or @id][not(self::article or self::main or self::pre or self::code)]")
 
 
 def article_body(root: etree._Element) -> etree._Element | None:
     """The element holding the post's body: ``itemprop=articleBody``, an ``<article>`` or ``<main>``,
     whichever first holds most of the page's text (a theme's prev/next cards are articles too)."""
-    total = _text_mass(root)
+    total = text_mass(root)
     for path in _BODY:
-        holding = [el for el in path(root) if _text_mass(el) >= BODY_SHARE * total]
+        holding = [el for el in path(root) if text_mass(el) >= BODY_SHARE * total]
         if len(holding) == 1:
             return holding[0]
-    return None
+    return _densest(root, total)
 
 
-def _text_mass(element: etree._Element) -> int:
+def _densest(root: etree._Element, total: int) -> etree._Element | None:
+    """The deepest element that holds nearly all the page's text, when the theme marks none."""
+    node = root.find("body")
+    if node is None or not total:
+        return None
+    while True:
+        child = next((c for c in node if isinstance(c.tag, str) and text_mass(c) >= DENSE_SHARE * total), None)
+        if child is None:
+            return node if node.tag != "body" else None
+        node = child
+
+
+def text_mass(element: etree._Element) -> int:
     """Characters of paragraphs, list items, code and quotes: text, not menus."""
     return sum(len("".join(t.split())) for t in _TEXT_BLOCKS(element))
 
@@ -161,7 +178,11 @@ def drop_line_numbers(root: etree._Element) -> None:
 
 def drop_post_furniture(root: etree._Element) -> None:
     """Remove the short blocks about the post (its byline, dates, tags, reading time, table
-    of contents), which themes put in its article beside its text."""
+    of contents), which themes put in its article beside its text, and lines that are only
+    its date."""
+    for el in _DATE_LINES(root):
+        if el.getparent() is not None and ONLY_A_DATE.match(" ".join(el.xpath("string()").split())):
+            el.drop_tree()
     for el in _CLASSED(root):
         if el.getparent() is None or not ABOUT_POST.search(f"{el.get('class', '')} {el.get('id', '')}"):
             continue

@@ -10,6 +10,7 @@ import copy
 import html
 import logging
 import re
+from collections import Counter
 from datetime import date, datetime, tzinfo
 from typing import Any
 
@@ -26,7 +27,7 @@ from .items import BlogPost
 from .article import article_document, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
 from .metadata import Candidate, candidates
 from .pages import page_lang
-from .site import SiteParts
+from .site import SiteParts, fold
 from .titles import choose_title
 
 logger = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ def extract_post(
             return None
     if doc is not None:
         found += [Candidate(f, v, "trafilatura") for f, v in (("title", doc.title), ("author", doc.author), ("published", doc.date)) if v]
-    _choose_metadata(post, found, default_tz)
+    _choose_metadata(post, found, default_tz, site or SiteParts())
     post.summary = _summary(entry, sel)
     post.lang = detect_lang(post.text, page_lang(sel))
     post.word_count = word_count(post.text)
@@ -136,9 +137,12 @@ def parse_html(html_text: str) -> Any:
         return lxml_html.document_fromstring("<html></html>")
 
 
-def _choose_metadata(post: BlogPost, found: list[Candidate], default_tz: tzinfo | None) -> None:
+def _choose_metadata(post: BlogPost, found: list[Candidate], default_tz: tzinfo | None, site: SiteParts) -> None:
     titles = [c for c in found if c.field == "title"]
-    best = choose_title([(c.value, c.origin) for c in titles])
+    best = choose_title([(c.value, c.origin) for c in titles], site_parts=site.names)
+    # the author most sources name (a feed's site-wide name against the page's byline, JSON-LD, meta)
+    authors = Counter(fold(c.value) for c in found if c.field == "author")
+    author = max(authors, key=lambda a: (authors[a], -list(authors).index(a))) if authors else None
     # the chosen title first, the other candidates after it in their order
     chosen: dict[str, Candidate] = {}
     if best is not None:
@@ -156,6 +160,8 @@ def _choose_metadata(post: BlogPost, found: list[Candidate], default_tz: tzinfo 
         if c.field == "title":
             if best is not None and c.origin == best[1]:
                 post.provenance[-1]["chosen"] = 1
+            continue
+        if c.field == "author" and fold(c.value) != author:
             continue
         if c.field not in chosen:
             chosen[c.field] = c

@@ -14,7 +14,7 @@ from lxml import etree
 from parsel import Selector
 
 from .pages import ARTICLE_TYPES, DATE_TEXT, FURNITURE_CLASS, in_furniture, ld_nodes, time_datetime, url_date, visible_date
-from .article import article_body
+from .article import article_body, text_mass
 from .site import SiteParts
 from .titles import title_candidates
 
@@ -37,6 +37,7 @@ _TAGS_LABEL_NODES = etree.XPath(
     "[not(ancestor::script or ancestor::style or ancestor::pre or ancestor::code)]"
 )
 MAX_BYLINE_CHARS = 120
+POST_SHARE = 0.5  # of the page's text that the post, around its title, holds
 EDGE_MARK = re.compile(r"^(?:[a-z]+-)?(?:header|footer)$")
 POST_EDGE = re.compile(r"(?:post|entry|article)[-_]?(?:header|footer)", re.I)
 BYLINE_LABEL = re.compile(r"^\W*(?:(?:posted |written )?by|author|[\u4e00-\u9fff]{0,2}作者|投稿者|著者)\b\s*[:：]?", re.I)
@@ -82,10 +83,11 @@ def candidates(
         ("author", _itemprop_author(sel), "itemprop author"),
         ("author", classed_author(root), "author class"),
         ("author", byline_author(root), "byline"),
+        ("author", _handle_free(_meta(sel, "twitter:creator", "name")), "twitter:creator"),
         ("published", entry.get("published"), "feed"),
         ("published", ld.get("datePublished"), "JSON-LD datePublished"),
-        ("published", _meta(sel, "article:published_time"), "article:published_time"),
-        ("published", sel.xpath('//*[@itemprop="datePublished"]/@content | //*[@itemprop="datePublished"]/@datetime').get(), "itemprop datePublished"),
+        ("published", _meta(sel, "article:published_time") or _meta(sel, "og:article:published_time"), "article:published_time"),
+        ("published", _itemprop_date(root), "itemprop datePublished"),
         ("published", time_datetime(root), "<time datetime>"),
         ("published", visible_date(sel), "visible date"),
         ("published", url_date(url), "URL date"),
@@ -172,14 +174,24 @@ def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
 
 
 def _post_article(root: etree._Element) -> etree._Element | None:
-    """The ``<article>`` that holds the post's body (not a prev/next or related card)."""
+    """The element that holds the post: the ``<article>`` around its body (not a prev/next or
+    related card); without one, the smallest element around its title that holds most of the text."""
     body = article_body(root)
     if body is not None:
         found = body.xpath("ancestor-or-self::article")
         if found:
             return found[-1]
     articles = [a for a in root.xpath("//article") if not _furniture(a, itself=True)]
-    return articles[0] if len(articles) == 1 else None
+    if len(articles) == 1:
+        return articles[0]
+    total = text_mass(root)
+    title = next((h for h in root.xpath("//body//h1") if not _furniture(h)), None)
+    for el in title.iterancestors() if title is not None and total else ():
+        if el.tag in ("body", "html"):
+            break
+        if text_mass(el) >= POST_SHARE * total:
+            return el
+    return None
 
 
 def _term_folder(href: str) -> bool:
@@ -242,10 +254,30 @@ def _keywords(value: Any) -> list[str]:
 
 
 
+_ITEMPROP_DATES = etree.XPath(
+    '//*[contains(concat(" ", normalize-space(@itemprop), " "), " datePublished ")'
+    ' or contains(concat(" ", normalize-space(@itemprop), " "), " dateCreated ")]'
+)
+
+
+def _itemprop_date(root: etree._Element) -> str | None:
+    """``itemprop=datePublished`` (or ``dateCreated``): its ``content`` or ``datetime``."""
+    for el in _ITEMPROP_DATES(root):
+        value = el.get("content") or el.get("datetime")
+        if value:
+            return value
+    return None
+
+
 def _article_tags(sel: Selector) -> list[str]:
     """``article:tag`` values; a single one that joins them with commas is split."""
     tags = sel.xpath('//meta[@property="article:tag"]/@content').getall()
     return _keywords(tags[0]) if len(tags) == 1 and "," in tags[0] else tags
+
+
+def _handle_free(name: str | None) -> str | None:
+    """A name, not an ``@handle``."""
+    return name if name and not name.strip().startswith("@") else None
 
 
 def _itemprop_author(sel: Selector) -> str | None:

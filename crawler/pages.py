@@ -43,6 +43,7 @@ PAGE_SLUGS = {
 PAGINATION = re.compile(r"^page-?\d+$|^index\d+\.html?$", re.I)
 PAGE_PARAMS = {"page", "paged", "start", "offset"}
 DIGITS = re.compile(r"\d")
+FILE_EXTENSION = re.compile(r"^[a-z][a-z0-9]{0,4}$")
 # The whole text of a teaser's link on a listing page, in the usual languages.
 READ_MORE = re.compile(
     r"^(read more|continue reading|more|more\.\.\.|read the rest|keep reading|read full (post|article)|"
@@ -60,15 +61,14 @@ DATE_TEXT = re.compile(
     re.I,
 )
 # Words that say the date after them is the publish date, or that it is not.
-PUBLISHED_LABEL = re.compile(
-    r"(posted|published|publish date|written|created|date|发布于|发表于|发布时间|发表时间|发布日期|创建于|"
-    r"创建时间|日期|时间|写于|公開日|投稿日|作成日|作成|投稿)\W{0,3}(on|at|于)?\W{0,3}$",
-    re.I,
-)
+LABEL = (r"(?:posted|published|publish date|written|created|date|发布于|发表于|发布时间|发表时间|发布日期|创建于|"
+         r"创建时间|日期|时间|写于|公開日|投稿日|作成日|作成|投稿)\W{0,3}(?:on|at|于)?")
+PUBLISHED_LABEL = re.compile(LABEL + r"\W{0,3}$", re.I)
 NOT_PUBLISHED = re.compile(r"updated|modified|edited|revised|更新|修改|编辑|最后|最終|更新日", re.I)
 # A short element whose class or id marks metadata holds an unlabelled date near the title.
 META_MARK = re.compile(r"date|time|meta|posted|publish|byline|info|entry-footer|post-footer", re.I)
 MAX_META_CHARS = 160
+LISTING_LINKS = 5  # posts of the feeds a page's content links to: a listing, unless a feed lists it
 LISTING_DATES = 3  # distinct dates shown by titles and bylines: a list of posts, not one
 HOME = "the blog's home page"
 DAY_ARCHIVE = "a date archive (one day)"
@@ -98,7 +98,7 @@ class PageEvidence:
 # Compiled once: XPath on the lxml tree costs a fraction of parsel's per-node Selectors.
 _OG_TYPE = etree.XPath('//meta[@property="og:type"]/@content')
 _LD_JSON = etree.XPath('//script[@type="application/ld+json"]/text()')
-_PUBLISHED = etree.XPath('//meta[@property="article:published_time"]/@content')
+_PUBLISHED = etree.XPath('//meta[@property="article:published_time" or @property="og:article:published_time"]/@content')
 _CANONICAL = etree.XPath('//link[@rel="canonical"]/@href')
 _REFRESH = etree.XPath('//meta[translate(@http-equiv,"REFSH","refsh")="refresh"]/@content')
 _ARTICLES = etree.XPath("count(//article)")
@@ -362,7 +362,8 @@ def url_shape(url: str, scope: str) -> str:
     rel = unquote(urlsplit(url).path)[len(urlsplit(scope).path) :].strip("/")
     segments = rel.split("/")
     head = [DIGITS.sub("9", s) if DIGITS.search(s) and s.isdigit() else s.lower() for s in segments[:-1]]
-    ext = segments[-1].rsplit(".", 1)[1] if "." in segments[-1] else ""
+    ext = segments[-1].rsplit(".", 1)[1].lower() if "." in segments[-1] else ""
+    ext = ext if FILE_EXTENSION.match(ext) else ""  # "level-1.2" is a name, not a file type
     return "/".join([*head, "*" + (f".{ext}" if ext else "")])
 
 
@@ -376,16 +377,22 @@ class SectionStats:
     def add(self, shape: str) -> None:
         self.shapes[shape] += 1
 
-    def minor_section(self, shape: str) -> str | None:
-        """A reason when ``shape`` is a small section beside the blog's posts."""
+    def minor_section(self, shape: str, *, listed: bool = False) -> str | None:
+        """A reason when ``shape`` is a small section beside the blog's posts.
+
+        A shape none of the feeds' entries has is one too, unless a listing shows the page.
+        """
         count = self.shapes.get(shape, 0)
-        if not count or sum(self.shapes.values()) < 5:
+        total = sum(self.shapes.values())
+        if total < 5 or (not count and listed):
             return None
         top_shape, top = self.shapes.most_common(1)[0]
         # a post one folder deeper (posts/2025-slug/slug/) lies inside the posts' section
         folder = top_shape.removesuffix("*")
         if folder and shape.startswith(folder):
             return None
+        if not count:
+            return f"its URL shape {shape} holds none of the {total} feed entries, and no listing shows it"
         if count < self.min_share * top:
             return f"its URL shape {shape} holds {count} feed entries against {top} in {top_shape}"
         return None
@@ -393,12 +400,13 @@ class SectionStats:
 
 def decide(
     url: str, scope: str, ev: PageEvidence, *, in_feed: bool, dated_text: bool, sections: SectionStats,
-    listed: bool = False,
+    listed: bool = False, posts_linked: int = 0,
 ) -> tuple[str, str]:
     """Classify a page as ``post``, ``listing``, ``page`` or ``alias``, with the reason.
 
     ``listed``: a listing of the blog (its home, archives, tag or category
     pages) links to the page from its content, not from a menu.
+    ``posts_linked``: how many of the feeds' posts the page's content links to.
     """
     if ev.refresh:
         return "alias", f"meta refresh to {ev.refresh}"
@@ -413,6 +421,8 @@ def decide(
         return "listing", f"{ev.read_more} \"read more\" links to other pages"
     if named_page and not (in_feed or (listed and dated_text)):
         return "page", named_page
+    if posts_linked >= LISTING_LINKS and not in_feed:
+        return "listing", f"its content links to {posts_linked} posts of the feeds"
     evidence = [
         name
         for name, present in (
@@ -432,7 +442,7 @@ def decide(
             return "page", "no post evidence (no feed entry, og:type, JSON-LD or dated article)"
     if not (in_feed or dated_text or listed):
         return "page", "in no feed and no listing, and no date"
-    minor = sections.minor_section(shape)
+    minor = sections.minor_section(shape, listed=listed or in_feed)
     if minor:
         return "page", minor
     return "post", ", ".join(evidence)

@@ -4,6 +4,7 @@ Pure: ``title_candidates`` and ``site_name_parts`` read an lxml HTML tree,
 ``choose_title`` reads only the ``(value, origin)`` pairs it is given.
 """
 
+import copy
 import html
 import json
 import re
@@ -208,6 +209,20 @@ def _text(node: etree._Element) -> str:
     return " ".join(node.text_content().split())
 
 
+def _heading(node: etree._Element) -> str:
+    """A heading's text without its subtitle (``<small>``, a ``subtitle`` class) when it has one."""
+    whole = _text(node)
+    if not node.xpath('.//small | .//*[contains(@class, "subtitle")]'):
+        return whole
+    node = copy.deepcopy(node)
+    for sub in node.xpath('.//small | .//*[contains(@class, "subtitle")]'):
+        tail, parent = sub.tail, sub.getparent()
+        parent.remove(sub)
+        if tail and tail.strip():
+            parent.text = (parent.text or "") + tail
+    return _text(node) or whole
+
+
 def _ld_nodes(root: etree._Element) -> list[dict]:
     out: list[dict] = []
 
@@ -250,8 +265,8 @@ def title_candidates(root: etree._Element) -> list[tuple[str, str]]:
             break
     for scope in _MAIN(root):
         heads = scope.xpath(".//h1") or []
-        if heads and _text(heads[0]):
-            found.append((_text(heads[0]), "article <h1>"))
+        if heads and _heading(heads[0]):
+            found.append((_heading(heads[0]), "article <h1>"))
             break
     else:
         for scope in _MAIN(root):
@@ -260,8 +275,8 @@ def title_candidates(root: etree._Element) -> list[tuple[str, str]]:
                 found.append((_text(heads[0]), "article <h2>"))
                 break
     for h1 in _H1(root):  # the page's first <h1> that is not a logo (a link home)
-        if _text(h1) and not _HOME_LINK(h1):
-            found.append((_text(h1), "first <h1>"))
+        if _heading(h1) and not _HOME_LINK(h1):
+            found.append((_heading(h1), "first <h1>"))
             break
     for node in _ld_nodes(root):
         types = _types(node)

@@ -95,8 +95,18 @@ def test_decisions():
     assert decide("https://blog.test/contact.html", SCOPE, article, in_feed=False, dated_text=True,
                   sections=sections)[0] == "page"
     website = PageEvidence(og_type="website")
-    assert decide("https://blog.test/p/1", SCOPE, website, in_feed=True, dated_text=True, sections=sections) == (
+    assert decide("https://blog.test/p/1", SCOPE, website, in_feed=True, dated_text=False, sections=sections) == (
         "page", "og:type is website")
+    # a theme that calls every page a website: the feed and the date outweigh it
+    assert decide("https://blog.test/p/1", SCOPE, website, in_feed=True, dated_text=True, sections=sections)[0] == "post"
+    assert decide("https://blog.test/p/1", SCOPE, website, in_feed=False, dated_text=True, sections=sections)[0] == "page"
+    # /YYYY/MM/DD/ is a day's archive, unless the feed lists it as a post
+    assert decide("https://blog.test/2024/07/30/", SCOPE, bare_dated := PageEvidence(og_type="article"),
+                  in_feed=False, dated_text=True, sections=sections)[0] == "listing"
+    assert decide("https://blog.test/2024/07/30/", SCOPE, bare_dated, in_feed=True, dated_text=True,
+                  sections=sections)[0] == "post"
+    assert decide("https://blog.test/tags.html", SCOPE, bare_dated, in_feed=False, dated_text=True,
+                  sections=sections)[0] == "listing"
     bare = PageEvidence()
     assert decide("https://blog.test/p/1", SCOPE, bare, in_feed=False, dated_text=False, sections=sections)[0] == "page"
     assert decide("https://blog.test/p/1", SCOPE, bare, in_feed=False, dated_text=True, sections=sections) == (
@@ -114,9 +124,22 @@ def test_a_small_section_beside_the_posts_is_not_posts():
     assert kind == "page" and "projects/*" in reason
     assert decide("https://blog.test/posts/y/", SCOPE, PageEvidence(og_type="article"),
                   in_feed=True, dated_text=True, sections=sections)[0] == "post"
-    # A shape the feed never showed is judged on the page's own evidence.
+    # A shape the feed never showed is a post when a listing shows it (an old URL scheme)...
     assert decide("https://blog.test/2010/old/", SCOPE, PageEvidence(og_type="article"),
-                  in_feed=False, dated_text=True, sections=sections)[0] == "post"
+                  in_feed=False, dated_text=True, listed=True, sections=sections)[0] == "post"
+    # ...and a standalone page when nothing but its own markup says post.
+    kind, reason = decide("https://blog.test/visitors-book/", SCOPE, PageEvidence(og_type="article"),
+                          in_feed=False, dated_text=True, sections=sections)
+    assert kind == "page" and "none of the 21 feed entries" in reason
+
+
+def test_a_page_whose_content_links_to_the_feeds_posts_is_a_listing():
+    article = PageEvidence(og_type="article", ld_types=["Article"])
+    assert decide("https://blog.test/posts/", SCOPE, article, in_feed=False, dated_text=True, listed=True,
+                  posts_linked=6, sections=SectionStats()) == ("listing", "its content links to 6 posts of the feeds")
+    # an index post the feed lists stays a post
+    assert decide("https://blog.test/my-reading-list/", SCOPE, article, in_feed=True, dated_text=True,
+                  posts_linked=6, sections=SectionStats())[0] == "post"
 
 
 def test_deep_pagination_is_not_a_calendar_trap():

@@ -234,12 +234,7 @@ class BlogSpider(Spider):
             yield CrawlError(state.id, response.url, "seed", "neither an HTML page, a feed nor a sitemap")
 
     def _discover_from_home(self, response: TextResponse, state: SourceState) -> Iterator[Any]:
-        declared = [
-            response.urljoin(link.attrib["href"])
-            for link in response.xpath('//link[@rel="alternate"][@href]')
-            if (link.attrib.get("type") or "").lower() in FEED_TYPES
-        ]
-        feeds = list(dict.fromkeys(u for u in (state.own(x) or "" for x in declared) if u))
+        feeds = _declared_feeds(response, state)
         state.feeds = feeds
         yield SourceUpdate(state.id, kind="home", feeds=feeds)
         for feed in feeds:
@@ -390,9 +385,11 @@ class BlogSpider(Spider):
         if entry and state.own(entry["url"]) != url:
             aliases.append({"alias": state.own(entry["url"]), "why": "feed link"})
         state.note_date(evidence.published)
+        content_links = [(t, text) for href, text in listing_links(sel.root) if (t := state.link(base, href, encoding))]
         kind, reason = decide(url, state.scope, evidence, in_feed=entry is not None,
                               dated_text=bool(evidence.published or evidence.visible_date or url_date(url)),
-                              listed=url_key(url) in state.listed, sections=state.sections)
+                              listed=url_key(url) in state.listed, sections=state.sections,
+                              posts_linked=len({url_key(t) for t, _ in content_links if url_key(t) in state.entries}))
         state.parsed[url_key(url)] = kind
         yield PageRecord(url, state.id, kind, reason)
         state.site.note_name(evidence.site_name)
@@ -402,10 +399,14 @@ class BlogSpider(Spider):
         if kind != "post":
             state.site.note_keywords(evidence.keywords)
         if kind == "listing":
-            for link_url, text in listing_links(sel.root):
-                own = state.link(base, link_url, encoding)
-                if own and not state.listed.get(url_key(own)):
+            for own, text in content_links:
+                if not state.listed.get(url_key(own)):
                     state.listed[url_key(own)] = text
+            # a category's, tag's or author's own feed: metadata for the posts it lists
+            for feed in _declared_feeds(response, state):
+                if feed not in state.feeds and url_key(feed) not in state.seen and in_scope(feed, state.scope):
+                    state.seen.add(url_key(feed))
+                    yield self._discovery(state, feed, self.parse_feed)
         if kind != "post":
             return
         self.crawler.stats.inc_value("extract/count")
@@ -447,6 +448,16 @@ class BlogSpider(Spider):
             yield CrawlError(state.id, _original_url(request), kind, message)
         if request.meta.get("discovery"):
             yield from self._discovery_done(state)
+
+
+def _declared_feeds(response: TextResponse, state: SourceState) -> list[str]:
+    """The feeds a page declares with ``<link rel="alternate">``, in the blog's own form."""
+    declared = [
+        response.urljoin(link.attrib["href"])
+        for link in response.xpath('//link[@rel="alternate"][@href]')
+        if (link.attrib.get("type") or "").lower() in FEED_TYPES
+    ]
+    return list(dict.fromkeys(u for u in (state.own(x) or "" for x in declared) if u))
 
 
 def _redirect_aliases(response: Response, state: SourceState, final: str) -> list[dict[str, str]]:
