@@ -17,7 +17,7 @@ import re
 
 from lxml import etree, html
 
-from .pages import BOILERPLATE, DATE_TEXT, LABEL
+from .pages import DATE_TEXT, LABEL, site_furniture
 
 # A run of base64 or hex with no space: what encryption plugins put in the page.
 CIPHERTEXT = re.compile(r"[A-Za-z0-9+/=]{400,}|[0-9a-fA-F]{400,}")
@@ -40,7 +40,6 @@ DENSE_SHARE = 0.9  # ... and the deepest element found without markup
 _NOT_TEXT = re.compile(r"toc|table-of-contents|tag|categor|share|social|related|pager|pagination|"
                        r"post-nav|breadcrumb|comment|meta|copyright|license|reward|donate", re.I)
 _LINK_BLOCKS = etree.XPath(".//*[self::li or self::p][.//a]")
-_FURNITURE = etree.XPath(f"self::*[{BOILERPLATE}]")
 LINE_NUMBER_CLASS = re.compile(r"(?:^|\s)(?:ln|lnt|lntd|lineno|linenos|line-?numbers?|gutter|rouge-gutter|"
                                r"hljs-ln-n(?:umbers?)?|hljs-ln-numbers|code-line-number)(?:\s|$)", re.I)
 _CODE_TABLES = etree.XPath("//table[.//pre or .//code]")
@@ -157,7 +156,7 @@ def _navigation(block: etree._Element, body: etree._Element) -> bool:
     """True when ``block``, or what holds it inside the body, is the post's navigation or furniture."""
     el: etree._Element | None = block
     while el is not None and el is not body:
-        if _NOT_TEXT.search(f"{el.get('class', '')} {el.get('id', '')}") or _FURNITURE(el):
+        if _NOT_TEXT.search(f"{el.get('class', '')} {el.get('id', '')}") or site_furniture(el):
             return True
         el = el.getparent()
     return False

@@ -13,9 +13,9 @@ from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 from lxml import etree
 from parsel import Selector
 
-from .pages import ARTICLE_TYPES, DATE_TEXT, FURNITURE_CLASS, in_furniture, ld_nodes, time_datetime, url_date, visible_date
+from .pages import ARTICLE_TYPES, DATE_TEXT, EDGE_TOKEN, furniture_marked, in_furniture, ld_nodes, time_datetime, url_date, visible_date
 from .article import article_body, text_mass
-from .site import SiteParts
+from .site import SiteParts, fold
 from .titles import title_candidates
 
 # A byline: "By NAME", "作者：NAME", up to a separator, a date or "on ...".
@@ -38,7 +38,6 @@ _TAGS_LABEL_NODES = etree.XPath(
 )
 MAX_BYLINE_CHARS = 120
 POST_SHARE = 0.5  # of the page's text that the post, around its title, holds
-EDGE_MARK = re.compile(r"^(?:[a-z]+-)?(?:header|footer)$")
 POST_EDGE = re.compile(r"(?:post|entry|article)[-_]?(?:header|footer)", re.I)
 BYLINE_LABEL = re.compile(r"^\W*(?:(?:posted |written )?by|author|[\u4e00-\u9fff]{0,2}作者|投稿者|著者)\b\s*[:：]?", re.I)
 _AUTHOR_CLASSED = etree.XPath(
@@ -106,7 +105,7 @@ def candidates(
         ("tags", _keywords(ld.get("keywords")), "JSON-LD keywords"),
         ("tags", [t for t in feed_tags if t.lower() not in known_categories], "feed"),
         ("tags", labelled_tags(root), "tags label"),
-        ("tags", [] if site.is_keywords(keywords) else _keywords(keywords), "meta keywords"),
+        ("tags", [] if site.is_keywords(keywords) else _own_keywords(keywords, found, site), "meta keywords"),
         ("categories", page_categories, "category links"),
         ("categories", [t for t in feed_tags if t.lower() in known_categories], "feed"),
     ]
@@ -147,7 +146,7 @@ def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
     article = _post_article(sel.root)
     # Inside the post's <article>, its own header and footer hold the post's terms;
     # without one, or when it holds none, what is not the site's furniture does.
-    links = [Selector(root=a) for a in article.iter("a") if a.get("href")] if article is not None else []
+    links = [Selector(root=a) for a in article.iter("a") if a.get("href") and not _furniture(a)] if article is not None else []
     if not any(_term_folder(link.attrib["href"]) for link in links):
         links = [link for link in sel.xpath("//a[@href]") if not _furniture(link.root)]
     host = urlsplit(url).netloc
@@ -203,8 +202,7 @@ def _furniture(element: etree._Element, *, itself: bool = False) -> bool:
     """In a menu, a sidebar or a widget; or in a header or footer that is not the post's own
     (the post's holds its ``<h1>``, or lies in its ``<article>``)."""
     for el in (element, *element.iterancestors()) if itself else element.iterancestors():
-        marks = f"{el.get('class', '')} {el.get('id', '')}".lower()
-        if el.tag in ("nav", "aside") or FURNITURE_CLASS.search(marks):
+        if el.tag in ("nav", "aside") or furniture_marked(el):
             return True
         if _edge(el) and not _posts_own(el):
             return True
@@ -213,8 +211,8 @@ def _furniture(element: etree._Element, *, itself: bool = False) -> bool:
 
 def _edge(el: etree._Element) -> bool:
     """A header or footer: the element, or a class or id such as ``header``, ``site-footer``."""
-    marks = f"{el.get('class', '')} {el.get('id', '')}".lower().split()
-    return el.tag in ("header", "footer") or any(EDGE_MARK.match(m) for m in marks)
+    marks = f"{el.get('class', '')} {el.get('id', '')}".split()
+    return el.tag in ("header", "footer") or any(EDGE_TOKEN.match(m) for m in marks)
 
 
 def _posts_own(el: etree._Element) -> bool:
@@ -278,6 +276,12 @@ def _article_tags(sel: Selector) -> list[str]:
 def _handle_free(name: str | None) -> str | None:
     """A name, not an ``@handle``."""
     return name if name and not name.strip().startswith("@") else None
+
+
+def _own_keywords(keywords: str | None, found: list[tuple[str, Any, str]], site: SiteParts) -> list[str]:
+    """A page's keywords less the post's title, its author and the site's name, which themes add."""
+    known = {fold(v) for f, v, _ in found if f in ("title", "author") and isinstance(v, str)} | site.names
+    return [k for k in _keywords(keywords) if fold(k) not in known]
 
 
 def _itemprop_author(sel: Selector) -> str | None:

@@ -116,21 +116,27 @@ _DATE_NODES = etree.XPath(
     f"[not(ancestor::*[{' or '.join(f'self::{t}' for t in _SKIPPED)}])]",
     namespaces={"re": "http://exslt.org/regular-expressions"},
 )
-# Class or id of what holds other posts or the site's parts: sidebars, menus, comments, prev/next cards.
-FURNITURE_CLASS = re.compile(
-    r"sidebar|widget|menu|comment|related|recent|archive|recommend|prenext|pager|pagination|"
-    r"(?:^|\s)nav\w*|(?:prev(?:ious)?|next)[-_]?(?:post|article|link|next)|(?:post|article)[-_]?(?:prev|next)",
+# A class or id (one token of it) of what holds other posts or the site's parts: sidebars,
+# menus, comments, prev/next cards. Layout modifiers ("sidebar-position-right") are not.
+FURNITURE_TOKEN = re.compile(
+    r"^(?:[a-z0-9]+[-_]+)?(?:sidebar|widgets?|menu|comments?|related|recent|archives?|recommend\w*|prenext|pager|"
+    r"pagination|nav\w*|(?:prev(?:ious)?|next)[-_]?(?:posts?|articles?|links?|next)|(?:post|article)[-_]?(?:prev|next))"
+    r"(?:[-_]+(?:wrap\w*|inner|container|box|list|area|section|panel|posts?|items?|links?|content|main|widget))?$",
     re.I,
 )
-# Site furniture: menus, sidebars, headers and footers, by element or by id/class.
-BOILERPLATE = " or ".join(
-    ["self::nav", "self::header", "self::footer", "self::aside"]
-    + [f'contains(translate(@id, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"), "{w}")'
-       f' or contains(translate(@class, "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"), "{w}")'
-       for w in ("menu", "nav", "sidebar", "widget", "footer", "header")]
-)
-# Links of a listing that are its content, not the site's furniture.
-_CONTENT_LINKS = etree.XPath(f"//a[@href][not(ancestor::*[{BOILERPLATE}])]")
+
+
+def furniture_marked(el: etree._Element) -> bool:
+    """Its class or id names a sidebar, a menu, comments, other posts' cards."""
+    return any(FURNITURE_TOKEN.match(t) for t in f"{el.get('class', '')} {el.get('id', '')}".split())
+
+
+def site_furniture(el: etree._Element) -> bool:
+    """A menu, a sidebar, a header or a footer, by element or by class or id."""
+    return (el.tag in ("nav", "aside", "header", "footer") or furniture_marked(el)
+            or any(EDGE_TOKEN.match(t) for t in f"{el.get('class', '')} {el.get('id', '')}".split()))
+_LINKS = etree.XPath("//body//a[@href]")
+EDGE_TOKEN = re.compile(r"^(?:[a-z0-9]+-)?(?:header|footer)$", re.I)
 
 
 def read_evidence(sel: Selector) -> PageEvidence:
@@ -268,7 +274,7 @@ def _marked_meta(element: etree._Element) -> bool:
 def in_furniture(element: etree._Element) -> bool:
     """Inside a sidebar, a widget, a menu or comments, where other posts' dates are."""
     for el in element.iterancestors():
-        if FURNITURE_CLASS.search(f"{el.get('class', '')} {el.get('id', '')}"):
+        if furniture_marked(el):
             return True
     return False
 
@@ -276,7 +282,9 @@ def in_furniture(element: etree._Element) -> bool:
 def listing_links(root: etree._Element) -> list[tuple[str, str]]:
     """``(href, text)`` of a listing's own links, menus, headers and footers left out."""
     links = []
-    for a in _CONTENT_LINKS(root):
+    for a in _LINKS(root):
+        if any(site_furniture(el) for el in a.iterancestors()):
+            continue
         text = " ".join(a.xpath("string()").split())
         if READ_MORE.match(text) or len(text) > 300:
             text = ""

@@ -94,6 +94,7 @@ class SiteLearner:
         self.on_site_pages: Counter[str] = Counter()  # affixes seen on listings and site pages
         self.keywords: set[str] = set()
         self.pages = 0
+        self.posts = 0
         self._parts: SiteParts | None = None
 
     def note_name(self, name: str | None) -> None:
@@ -128,15 +129,17 @@ class SiteLearner:
                 self.prefixes[prefix] += 1
                 if not post:
                     self.on_site_pages.update((suffix, prefix))
-        for text in set(headings):
-            self.headings[fold(text)] += 1
+        if post:  # listings repeat their posts' titles; a heading on many posts is the site's
+            self.posts += 1
+            for text in set(headings):
+                self.headings[fold(text)] += 1
         for counter in (self.prefixes, self.suffixes, self.headings, self.on_site_pages):
             if len(counter) > MAX_AFFIXES:
                 for key in [k for k, n in counter.items() if n == 1]:
                     del counter[key]
 
-    def _repeated(self, counter: Counter[str], *, site_pages: bool = False) -> list[str]:
-        floor = max(MIN_PAGES, MIN_SHARE * self.pages)
+    def _repeated(self, counter: Counter[str], *, site_pages: bool = False, among: int | None = None) -> list[str]:
+        floor = max(MIN_PAGES, MIN_SHARE * (self.pages if among is None else among))
         found = (k for k, n in counter.items() if n >= floor and (not site_pages or self.on_site_pages[k]))
         return sorted(found, key=len, reverse=True)
 
@@ -144,7 +147,7 @@ class SiteLearner:
     def parts(self) -> SiteParts:
         """What is known now (recomputed only after something new was noted)."""
         if self._parts is None:
-            names = set(self.names) | set(self._repeated(self.headings))
+            names = set(self.names) | set(self._repeated(self.headings, among=2 * self.posts))
             suffixes = self._repeated(self.suffixes, site_pages=True)
             prefixes = self._repeated(self.prefixes, site_pages=True)
             self._parts = SiteParts(frozenset(names), tuple(prefixes), tuple(suffixes), frozenset(self.keywords))
