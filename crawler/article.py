@@ -17,7 +17,7 @@ import re
 
 from lxml import etree, html
 
-from .pages import DATE_TEXT, LABEL, site_furniture
+from .pages import DATE_TEXT, LABEL, furniture_marked, site_furniture
 
 # A run of base64 or hex with no space: what encryption plugins put in the page.
 CIPHERTEXT = re.compile(r"[A-Za-z0-9+/=]{400,}|[0-9a-fA-F]{400,}")
@@ -64,29 +64,43 @@ _CLASSED = etree.XPath("//body//*[@class or @id][not(self::article or self::main
 def article_body(root: etree._Element) -> etree._Element | None:
     """The element holding the post's body: ``itemprop=articleBody``, an ``<article>`` or ``<main>``,
     whichever first holds most of the page's text (a theme's prev/next cards are articles too)."""
-    total = text_mass(root)
+    mass = text_mass(root)
+    total = mass.get(root, 0)
     for path in _BODY:
-        holding = [el for el in path(root) if text_mass(el) >= BODY_SHARE * total]
+        holding = [el for el in path(root) if mass.get(el, 0) >= BODY_SHARE * total]
         if len(holding) == 1:
             return holding[0]
-    return _densest(root, total)
+    return _densest(root, mass, total)
 
 
-def _densest(root: etree._Element, total: int) -> etree._Element | None:
+def _densest(root: etree._Element, mass: dict, total: int) -> etree._Element | None:
     """The deepest element that holds nearly all the page's text, when the theme marks none."""
     node = root.find("body")
     if node is None or not total:
         return None
     while True:
-        child = next((c for c in node if isinstance(c.tag, str) and text_mass(c) >= DENSE_SHARE * total), None)
+        child = next((c for c in node if mass.get(c, 0) >= DENSE_SHARE * total), None)
         if child is None:
             return node if node.tag != "body" else None
         node = child
 
 
-def text_mass(element: etree._Element) -> int:
-    """Characters of paragraphs, list items, code and quotes: text, not menus."""
-    return sum(len("".join(t.split())) for t in _TEXT_BLOCKS(element))
+def text_mass(root: etree._Element) -> dict[etree._Element, int]:
+    """Per element, the characters of paragraphs, list items, code and quotes it holds:
+    text, not menus: neither links' text nor what sidebars, comments or other posts' cards hold."""
+    mass: dict[etree._Element, int] = {}
+    furniture: dict[etree._Element, bool] = {}
+    for text in _TEXT_BLOCKS(root):
+        size = len("".join(text.split()))
+        parent = text.getparent()
+        if not size or parent is None:
+            continue
+        chain = [parent, *parent.iterancestors()]
+        if any(el.tag == "a" or furniture.setdefault(el, furniture_marked(el)) for el in chain):
+            continue
+        for el in chain:
+            mass[el] = mass.get(el, 0) + size
+    return mass
 
 
 def article_document(root: etree._Element) -> etree._Element | None:

@@ -183,12 +183,13 @@ def _post_article(root: etree._Element) -> etree._Element | None:
     articles = [a for a in root.xpath("//article") if not _furniture(a, itself=True)]
     if len(articles) == 1:
         return articles[0]
-    total = text_mass(root)
+    mass = text_mass(root)
+    total = mass.get(root, 0)
     title = next((h for h in root.xpath("//body//h1") if not _furniture(h)), None)
     for el in title.iterancestors() if title is not None and total else ():
         if el.tag in ("body", "html"):
             break
-        if text_mass(el) >= POST_SHARE * total:
+        if mass.get(el, 0) >= POST_SHARE * total:
             return el
     return None
 

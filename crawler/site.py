@@ -66,11 +66,13 @@ class SiteParts:
                 out = out[len(prefix):]
                 break
         parts = SEPARATOR.split(out)
-        # a name at either end of what is left (the site name first or last)
+        # a name at one end of what is left: last ("Post | Site") or, failing that, first
+        end = len(parts)
         while len(parts) > 1 and fold(parts[-1]) in self.names:
             parts.pop()
-        while len(parts) > 1 and fold(parts[0]) in self.names:
+        while len(parts) == end and len(parts) > 1 and fold(parts[0]) in self.names:
             parts.pop(0)
+            end -= 1
         if len(parts) < len(SEPARATOR.split(out)):
             out = _rejoin(out, parts)
         return out.strip() or title

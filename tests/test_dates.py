@@ -22,6 +22,10 @@ SHANGHAI = timezone(timedelta(hours=8))
         ("2024年7月30日", "2024-07-30T00:00:00Z"),
         ("2021年3月3日 10:05", "2021-03-03T10:05:00Z"),
         (datetime(2024, 7, 30, 14, 3, tzinfo=SHANGHAI), "2024-07-30T06:03:00Z"),
+        # Go's default layout, which Hugo themes write into JSON-LD
+        ("2020-05-01 00:00:00 +0000 UTC", "2020-05-01T00:00:00Z"),
+        ("2019-03-04 10:20:00 +0800 CST", "2019-03-04T02:20:00Z"),  # CST is ambiguous: the offset decides
+        ("Mon, 02 Jan 2006 15:04:05 MST", "2006-01-02T15:04:05Z"),  # an unknown name: naive, the blog's zone
     ],
 )
 def test_parse_date(value, expected):

@@ -266,7 +266,8 @@ class BlogSpider(Spider):
         if feed_url and feed_url not in state.feeds and not response.meta.get("paged"):
             state.feeds.append(feed_url)
             yield SourceUpdate(state.id, feeds=state.feeds)
-        state.site.note_name(feed["title"])
+        if not response.meta.get("of_a_listing"):  # a category's feed is named after the category
+            state.site.note_name(feed["title"])
         for warning in feed["warnings"]:
             yield CrawlError(state.id, response.url, "feed", warning)
         new = 0
@@ -396,18 +397,17 @@ class BlogSpider(Spider):
         if reason == HOME:
             state.site.note_name(evidence.title)
         state.site.note_page(evidence.title, evidence.headings, post=kind == "post")
-        if kind != "post":
-            state.site.note_keywords(evidence.keywords)
         if kind == "listing":
             for own, text in content_links:
                 if not state.listed.get(url_key(own)):
                     state.listed[url_key(own)] = text
-            # a category's, tag's or author's own feed: metadata for the posts it lists
+        if kind != "post":
+            state.site.note_keywords(evidence.keywords)
+            # a category's, tag's, author's or translation's own feed: metadata for the posts it lists
             for feed in _declared_feeds(response, state):
                 if feed not in state.feeds and url_key(feed) not in state.seen and in_scope(feed, state.scope):
                     state.seen.add(url_key(feed))
-                    yield self._discovery(state, feed, self.parse_feed)
-        if kind != "post":
+                    yield self._discovery(state, feed, self.parse_feed, of_a_listing=True)
             return
         self.crawler.stats.inc_value("extract/count")
         try:

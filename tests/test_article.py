@@ -1,0 +1,105 @@
+"""The article's own tree: protected posts, link-only blocks, line-number gutters, bylines,
+labelled dates and tags, and the post's own article beside other posts' cards."""
+
+from lxml import html
+from parsel import Selector
+
+from crawler.article import article_document, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
+from crawler.extract import extract_post
+from crawler.metadata import byline_author, candidates, classed_author, labelled_tags
+from crawler.pages import visible_date
+
+LONG = "<p>" + " ".join(["A sentence of the post that says something worth reading."] * 12) + "</p>"
+
+
+def tree(body: str, head: str = "") -> html.HtmlElement:
+    return html.document_fromstring(f"<html><head>{head}</head><body>{body}</body></html>")
+
+
+def test_an_encrypted_post_is_protected_and_its_ciphertext_never_its_text():
+    cipher = "a1b2c3d4" * 120
+    page = (f'<html><head><title>Diary | Site</title></head><body><article><h1>Diary</h1>'
+            f'<div id="hexo-blog-encrypt"><script id="hbeData" type="hbeData">{cipher}</script>'
+            f'<input type="password" id="hbePass"><label>Hey, password is required here.</label></div>'
+            f'</article></body></html>')
+    post = extract_post("https://blog.test/2024/01/diary/", page)
+    assert post is not None and post.protected.startswith("encrypted")
+    assert post.title == "Diary" and post.text == "" and cipher not in (post.markdown or "")
+
+
+def test_a_password_form_instead_of_the_post_is_protected():
+    root = tree('<article><h1>Private</h1><form class="post-password-form"><p>This content is password '
+                'protected. To view it please enter your password below:</p><input type="password"></form></article>')
+    assert protected(root).startswith("behind a password")
+    assert protected(tree(f"<article><h1>Open</h1>{LONG}</article>")) is None
+    # a login box in the sidebar protects nothing
+    assert protected(tree(f'<article>{LONG}</article><aside><input type="password"> enter your password</aside>')) is None
+
+
+def test_paragraphs_and_items_that_are_only_links_are_the_authors_text():
+    root = tree(f'<article>{LONG}<ul><li><a href="https://a.test/">ripgrep</a></li>'
+                '<li><a href="https://b.test/">fd</a></li></ul>'
+                '<ul class="post-tags"><li><a href="/tags/cli/">cli</a></li></ul></article>')
+    keep_link_blocks(root)
+    items = root.xpath("//li")
+    assert [li.xpath("count(.//a)") for li in items] == [0, 0, 1]  # the tag list keeps its link
+    post = extract_post("https://blog.test/tools/", html.tostring(tree(
+        f'<article><h1>Tools</h1>{LONG}<ul><li><a href="https://a.test/">ripgrep, a fast grep</a></li>'
+        '<li><a href="https://b.test/">fd, a friendly find</a></li></ul></article>'), encoding="unicode"))
+    assert "ripgrep, a fast grep" in post.text and "fd, a friendly find" in post.text
+
+
+def test_code_keeps_its_lines_without_the_gutter():
+    root = tree('<figure class="highlight"><table><tr><td class="gutter"><pre>1\n2</pre></td>'
+                '<td class="code"><pre>x = 1\ny = 2</pre></td></tr></table></figure>'
+                '<pre class="chroma"><code><span class="line"><span class="ln">1</span><span class="cl">z = 3</span></span></code></pre>')
+    drop_line_numbers(root)
+    code = root.xpath("string(//body)")
+    assert "x = 1" in code and "z = 3" in code
+    assert "1\n2" not in code and not root.xpath('//*[@class="ln"]')
+
+
+def test_the_blocks_about_the_post_are_not_its_text():
+    root = tree(f'<article><div class="post-meta">发表于 2024-01-02 · 本文字数: 120</div>'
+                f'<p class="subtitle"><strong>2020-02-26</strong></p>{LONG}</article>')
+    drop_post_furniture(root)
+    text = root.xpath("string(//body)")
+    assert "发表于" not in text and "2020-02-26" not in text and "worth reading" in text
+
+
+def test_the_body_is_the_article_that_holds_the_text_not_a_prev_next_card():
+    root = tree(f'<h1>Title</h1><div class="post-content">{LONG}</div>'
+                '<article class="prev-next"><a href="/a/">Older post</a> <p>An older teaser.</p></article>')
+    page = article_document(root)
+    assert page is not None and "worth reading" in page.xpath("string(//body)")
+    assert "Older post" not in page.xpath("string(//body)")
+
+
+def test_bylines_and_author_classes():
+    assert byline_author(tree('<p class="meta">By <a href="/about/">Jane Doe</a>, 3 May 2021</p>')) == "Jane Doe"
+    assert byline_author(tree('<div class="info">作者：张三 | 发布于 2021-05-03</div>')) == "张三"
+    # a licence, a body sentence, a footer's "Powered by" are no bylines
+    assert byline_author(tree('<p>本博客采用 BY-NC-SA 许可协议。转载请注明出处！</p>')) is None
+    assert byline_author(tree('<p>By kicking off some scans, we learn a lot.</p>')) is None
+    assert byline_author(tree('<footer>Powered by Hexo</footer>')) is None
+    assert classed_author(tree('<div class="authorbox"><span class="authorbox__name">黑人de问号</span>'
+                               '<div class="authorbox__description">雨下整夜…</div></div>')) == "黑人de问号"
+
+
+def test_tags_after_a_label_and_keywords_that_are_not_the_sites():
+    assert labelled_tags(tree('<p>Tags: <a href="/x">python</a>, <a href="/y">asyncio</a></p>')) == ["python", "asyncio"]
+    assert labelled_tags(tree('<div>标签：<a href="/t/1">内存</a></div>')) == ["内存"]
+    page = '<html><head><title>Post</title><meta name="keywords" content="redis, 缓存, Post"></head><body><h1>Post</h1></body></html>'
+    found = candidates(Selector(text=page), "https://blog.test/p/1", {})
+    assert [c.value for c in found if c.origin == "meta keywords"] == [["redis", "缓存"]]
+
+
+def test_a_labelled_date_wins_over_a_date_the_post_talks_about():
+    page = ('<article><h1>Python 3.13</h1><div class="post-info">发布于：2024-10-20</div>'
+            '<p>2024 年 10 月 7 日，Python 3.13 发布了。</p></article>')
+    assert visible_date(Selector(text=page)) == "2024-10-20"
+    # an update is no publish date
+    assert visible_date(Selector(text='<article><h1>X</h1><p class="meta">Updated 2024-02-01</p></article>')) is None
+    # a listing's dated entries are no post's date
+    listing = "<main><ul>" + "".join(f'<li><a href="/p/{i}">P{i}</a> <time>2024-01-0{i}</time></li>' for i in range(1, 5)) + "</ul></main>"
+    assert visible_date(Selector(text=listing)) is None
