@@ -48,7 +48,7 @@ NUMBERS = re.compile(r"^[\d\s]+$")
 # Class or id of a block about the post rather than of it, as themes name them.
 ABOUT_POST = re.compile(
     r"(?:^|[\s_-])(?:post|entry|article|page|blog)[-_]?(?:meta|info|date|time|byline|tags?|categor\w*|"
-    r"footer|copyright|license|share|sharing|reward|nav\w*|pager)(?:$|[\s_-])|"
+    r"footer|copyright|licen[sc]\w*|share|sharing|reward|nav\w*|pager)(?:$|[\s_-])|"
     r"(?:^|\s)(?:byline|meta|post-meta|reading-time|readtime|word-?count|toc|table-of-contents|breadcrumbs?|"
     r"pagination|pager|share|social-share)(?:$|\s)|"
     r"[\w-][-_](?:meta|date|dates|byline|tags|categories|info)(?:$|\s)",
@@ -103,14 +103,13 @@ def text_mass(root: etree._Element) -> dict[etree._Element, int]:
     return mass
 
 
-def article_document(root: etree._Element) -> etree._Element | None:
-    """A page of the article body alone (with the page's ``<head>``), its title heading left out;
-    None when the page marks no single body.
+def article_document(root: etree._Element, body: etree._Element | None) -> etree._Element | None:
+    """A page of the article ``body`` alone (with the page's ``<head>``), its title heading left out;
+    None when there is no body (see ``article_body``).
 
     Given the whole page, trafilatura takes in menus, headers and footers when
     the post is short; given the body the theme marks, it keeps the post only.
     """
-    body = article_body(root)
     if body is None:
         return None
     page = html.Element("html")
@@ -129,9 +128,8 @@ def article_document(root: etree._Element) -> etree._Element | None:
     return page
 
 
-def protected(root: etree._Element) -> str | None:
-    """Why the post's body cannot be read (encrypted, or behind a password), or None."""
-    body = article_body(root)
+def protected(root: etree._Element, body: etree._Element | None) -> str | None:
+    """Why the post's ``body`` cannot be read (encrypted, or behind a password), or None."""
     scope = body if body is not None else root
     inputs = [i for i in _PASSWORD_INPUT(root) if body is None or _within(i, body)]
     text = " ".join(scope.xpath("string()").split())
@@ -147,14 +145,13 @@ def _within(element: etree._Element, ancestor: etree._Element) -> bool:
     return any(a is ancestor for a in element.iterancestors())
 
 
-def keep_link_blocks(root: etree._Element) -> None:
+def keep_link_blocks(body: etree._Element | None) -> None:
     """Unwrap the links of the body's paragraphs and list items that are only links.
 
     trafilatura drops link-dense blocks, which takes reading lists and indexes
     of posts out of the author's text; without the ``<a>`` (Markdown output
     keeps no links anyway) they are text like any other.
     """
-    body = article_body(root)
     if body is None:
         return
     for block in _LINK_BLOCKS(body):

@@ -24,7 +24,7 @@ from trafilatura.xml import xmltotxt
 from archive.dates import parse_date
 
 from .items import BlogPost
-from .article import article_document, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
+from .article import article_body, article_document, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
 from .metadata import Candidate, candidates
 from .pages import page_lang
 from .site import SiteParts, fold
@@ -81,13 +81,14 @@ def extract_post(
     root = parse_html(html_text)
     sel = Selector(root=root, type="html")
     found = candidates(sel, url, entry, site=site, link_text=link_text)
-    post = BlogPost(url=url, guid=entry.get("guid"), protected=protected(root))
-    keep_link_blocks(root)
+    body = article_body(root)  # found before anything is taken out of the page
+    post = BlogPost(url=url, guid=entry.get("guid"), protected=protected(root, body))
+    keep_link_blocks(body)
     drop_line_numbers(root)
     drop_post_furniture(root)
     options = copy.copy(EXTRACTOR)
     options.url = options.source = url
-    article = article_document(root)
+    article = article_document(root, body)
     doc = bare_extraction(article, options=options) if article is not None else None
     if article is None:
         doc = bare_extraction(root, options=options)

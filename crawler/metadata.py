@@ -153,11 +153,12 @@ def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
     found: dict[str, list[tuple[str, bool]]] = {"tags": [], "categories": []}
     for link in links:
         href = urlsplit(urljoin(url, link.attrib["href"]))
-        text = " ".join(link.xpath("string()").get().split()).lstrip("#").strip()
+        text = _term_label(link.root)
         if href.netloc != host or not text:
             continue
         rel = (link.attrib.get("rel") or "").lower().split()
-        segments = [unquote(s).lower() for s in href.path.split("/") if s]
+        # tags.html#name lists what /tags/name/ would
+        segments = [unquote(s).lower().removesuffix(".html").removesuffix(".htm") for s in href.path.split("/") if s]
         folder = segments[-1] if href.fragment and segments else (segments[-2] if len(segments) > 1 else "")
         params = {k.lower() for k, _ in parse_qsl(href.query)}
         folder = folder or next((p for p in params if p in TAG_FOLDERS | CATEGORY_FOLDERS), "")
@@ -194,9 +195,22 @@ def _post_article(root: etree._Element) -> etree._Element | None:
     return None
 
 
+def _term_label(link: etree._Element) -> str:
+    """A tag link's text, without the count of posts some themes add (``TCP<sup>1</sup>``, ``(3)``)."""
+    text = "".join(link.itertext())
+    for el in link.iterdescendants():
+        count = (el.text or "").strip()
+        if count.strip("()[]").isdigit():
+            text = text.replace(el.text or "", "", 1)
+    text = re.sub(r"\s*[(（\[]\d+[)）\]]\s*$", "", " ".join(text.split()))
+    return text.lstrip("#").strip()
+
+
 def _term_folder(href: str) -> bool:
-    segments = [unquote(x).lower() for x in urlsplit(href).path.split("/") if x]
-    return bool(set(segments[:-1]) & (TAG_FOLDERS | CATEGORY_FOLDERS))
+    parts = urlsplit(href)
+    segments = [unquote(x).lower().removesuffix(".html").removesuffix(".htm") for x in parts.path.split("/") if x]
+    folders = set(segments if parts.fragment else segments[:-1])
+    return bool(folders & (TAG_FOLDERS | CATEGORY_FOLDERS))
 
 
 def _furniture(element: etree._Element, *, itself: bool = False) -> bool:
@@ -302,7 +316,7 @@ def classed_author(root: etree._Element) -> str | None:
     for el in [*(e for e in inner if not _furniture(e, itself=True)), *inner]:
         text = " ".join(el.xpath("string()").split())
         text = BYLINE_LABEL.sub("", text).strip(" :：·|-")
-        if text and plausible_name(text):
+        if text and plausible_name(text, marked=True):
             return text
     return None
 
@@ -323,15 +337,19 @@ def byline_author(root: etree._Element) -> str | None:
     return None
 
 
-def plausible_name(text: str) -> bool:
-    """A person's or a pen name, not a sentence, a date or a licence ("BY-NC-SA")."""
+def plausible_name(text: str, *, marked: bool = False) -> bool:
+    """A person's or a pen name, not a sentence, a date or a licence ("BY-NC-SA").
+
+    In running text a name starts with a capital ("By kicking off..." is a sentence);
+    in an element ``marked`` as the author's, a lower-case pen name is a name.
+    """
     text = text.strip()
     first = text[:1]
     return (
         0 < len(text) <= 40
         and len(text.split()) <= 5
         and first not in "-–—(（[<"
-        and not (first.isascii() and first.isalpha() and first.islower())
+        and (marked or not (first.isascii() and first.isalpha() and first.islower()))
         and not re.search(r"[。！？!?.;；]$", text)
         and not DATE_TEXT.search(text)
         and bool(re.search(r"[^\W\d_]", text))

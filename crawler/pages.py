@@ -127,8 +127,10 @@ FURNITURE_TOKEN = re.compile(
 
 
 def furniture_marked(el: etree._Element) -> bool:
-    """Its class or id names a sidebar, a menu, comments, other posts' cards."""
-    return any(FURNITURE_TOKEN.match(t) for t in f"{el.get('class', '')} {el.get('id', '')}".split())
+    """Its class or id names a sidebar, a menu, comments, other posts' cards (an
+    ``article-sidebar`` holds the post's own date and tags: not furniture)."""
+    return any(FURNITURE_TOKEN.match(t) and not POSTS_OWN_TOKEN.match(t)
+               for t in f"{el.get('class', '')} {el.get('id', '')}".split())
 
 
 def site_furniture(el: etree._Element) -> bool:
@@ -136,6 +138,7 @@ def site_furniture(el: etree._Element) -> bool:
     return (el.tag in ("nav", "aside", "header", "footer") or furniture_marked(el)
             or any(EDGE_TOKEN.match(t) for t in f"{el.get('class', '')} {el.get('id', '')}".split()))
 _LINKS = etree.XPath("//body//a[@href]")
+POSTS_OWN_TOKEN = re.compile(r"^(?:post|article|entry)[-_]+(?:sidebar|widgets?|info|meta)", re.I)
 EDGE_TOKEN = re.compile(r"^(?:[a-z0-9]+-)?(?:header|footer)$", re.I)
 
 

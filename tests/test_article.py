@@ -4,7 +4,14 @@ labelled dates and tags, and the post's own article beside other posts' cards.""
 from lxml import html
 from parsel import Selector
 
-from crawler.article import article_document, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
+from crawler.article import (
+    article_body,
+    article_document,
+    drop_line_numbers,
+    drop_post_furniture,
+    keep_link_blocks,
+    protected,
+)
 from crawler.extract import extract_post
 from crawler.metadata import byline_author, candidates, classed_author, labelled_tags
 from crawler.pages import visible_date
@@ -30,17 +37,19 @@ def test_an_encrypted_post_is_protected_and_its_ciphertext_never_its_text():
 def test_a_password_form_instead_of_the_post_is_protected():
     root = tree('<article><h1>Private</h1><form class="post-password-form"><p>This content is password '
                 'protected. To view it please enter your password below:</p><input type="password"></form></article>')
-    assert protected(root).startswith("behind a password")
-    assert protected(tree(f"<article><h1>Open</h1>{LONG}</article>")) is None
+    assert protected(root, article_body(root)).startswith("behind a password")
+    root = tree(f"<article><h1>Open</h1>{LONG}</article>")
+    assert protected(root, article_body(root)) is None
     # a login box in the sidebar protects nothing
-    assert protected(tree(f'<article>{LONG}</article><aside><input type="password"> enter your password</aside>')) is None
+    root = tree(f'<article>{LONG}</article><aside><input type="password"> enter your password</aside>')
+    assert protected(root, article_body(root)) is None
 
 
 def test_paragraphs_and_items_that_are_only_links_are_the_authors_text():
     root = tree(f'<article>{LONG}<ul><li><a href="https://a.test/">ripgrep</a></li>'
                 '<li><a href="https://b.test/">fd</a></li></ul>'
                 '<ul class="post-tags"><li><a href="/tags/cli/">cli</a></li></ul></article>')
-    keep_link_blocks(root)
+    keep_link_blocks(article_body(root))
     items = root.xpath("//li")
     assert [li.xpath("count(.//a)") for li in items] == [0, 0, 1]  # the tag list keeps its link
     post = extract_post("https://blog.test/tools/", html.tostring(tree(
@@ -70,7 +79,7 @@ def test_the_blocks_about_the_post_are_not_its_text():
 def test_the_body_is_the_article_that_holds_the_text_not_a_prev_next_card():
     root = tree(f'<h1>Title</h1><div class="post-content">{LONG}</div>'
                 '<article class="prev-next"><a href="/a/">Older post</a> <p>An older teaser.</p></article>')
-    page = article_document(root)
+    page = article_document(root, article_body(root))
     assert page is not None and "worth reading" in page.xpath("string(//body)")
     assert "Older post" not in page.xpath("string(//body)")
 

@@ -357,3 +357,22 @@ def test_a_search_is_computed_once_for_all_of_datasettes_connections(example_arc
     kept = matches.found['"内存"']
     assert second.execute(query, ['"内存"']).fetchall() == found != []
     assert archive_search.matches_of(second) is matches and matches.found['"内存"'] is kept  # not computed again
+
+
+def test_a_protected_post_shows_as_protected_with_no_text(tmp_path):
+    path = tmp_path / "protected.db"
+    db = archive.open_archive(path)
+    source = archive.ensure_source(db, "https://diary.test/")
+    run = archive.start_run(db, [source["id"]])
+    reason = "encrypted: a password form and 2784 characters of ciphertext"
+    archive.save_post(db, {"url": "https://diary.test/2024/01/secret/", "source_id": source["id"], "title": "Secret",
+                           "published": "2024-01-02T00:00:00Z", "text": "", "markdown": "", "tags": ["diary"],
+                           "protected": reason}, run_id=run)
+    archive.finish_run(db, run, status="finished", seconds=1, pages=1)
+    db.conn.close()
+    with serving(path) as base:
+        status, body = get(f"{base}/{path.stem}/posts/1")
+        assert status == 200
+        assert "Protected post" in body and reason in body
+        found = get_json(f"{base}/{path.stem}/posts.json?_shape=array&protected__notblank=1")
+        assert [p["title"] for p in found] == ["Secret"]

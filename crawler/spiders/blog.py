@@ -63,7 +63,6 @@ class BlogSpider(Spider):
         self.states: list[SourceState] = []
 
     async def start(self) -> AsyncIterator[Request | CrawlError]:
-        settings = self.crawler.settings
         db = self.store.db
         if self.seed_urls:
             sources = self.store.write_now(lambda w: [ensure_source(w, u) for u in self.seed_urls])
