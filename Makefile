@@ -6,7 +6,7 @@ DEMO_DB ?= demo.db
 PORT ?= 8001
 BENCH_SIZES ?= 1000,10000
 
-.PHONY: install demo test bench lint clean
+.PHONY: install demo test bench fidelity lint clean
 
 install: $(VENV)/.installed
 
@@ -37,6 +37,11 @@ test: install
 bench: install
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench.run --sizes $(BENCH_SIZES)
+
+# By hand: crawl every blog of tests/corpus and ../shared/fixtures/real-blogs, score each field against
+# its authors' sources; writes docs/fidelity.md (FIDELITY_ARGS="--json fidelity.json --verbose" for the mismatches).
+fidelity: install
+	$(BIN)/python tests/fidelity.py --out docs/fidelity.md $(FIDELITY_ARGS)
 
 lint: install
 	$(BIN)/ruff check crawler archive tests

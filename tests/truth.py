@@ -20,8 +20,9 @@ NAIVE_ZONES = {
 }
 # ...but Ruby's YAML reads a full timestamp (with seconds) without a zone as UTC.
 YAML_TIMESTAMPS_UTC = {"bruce30262-jekyll-en"}
-DASHES = re.compile(r"\s*(--|[‐‑‒–—―])\s*")
-QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "«": '"', "»": '"'})
+DASHES = re.compile(r"\s*(-{2,3}|[‐‑‒–—―])\s*")
+QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‹": "'", "›": "'",
+                        "“": '"', "”": '"', "„": '"', "«": '"', "»": '"'})
 
 
 def blog_names() -> list[str]:
@@ -54,6 +55,12 @@ def norm_title(title: str | None) -> str:
 
 def truth_day(name: str, row: dict) -> str | None:
     """The day, in UTC, the author published a post, from its front matter."""
+    dt = truth_published(name, row)
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d") if dt else None
+
+
+def truth_published(name: str, row: dict) -> datetime | None:
+    """When the author published a post, from its front matter, in the zone the generator applied."""
     matter = front_matter(name, row["source_path"])
     value = matter.get("publishDate") or matter.get("date") or row["date"]
     if not value:
@@ -65,9 +72,7 @@ def truth_day(name: str, row: dict) -> str | None:
             naive_zone = timezone.utc
     else:
         dt = dateutil_parser.parse(str(value))
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=naive_zone)
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d")
+    return dt if dt.tzinfo else dt.replace(tzinfo=naive_zone)
 
 
 def archived_day(published: str | None) -> str | None:
