@@ -104,8 +104,8 @@ def text_mass(root: etree._Element) -> dict[etree._Element, int]:
 
 
 def article_document(root: etree._Element, body: etree._Element | None) -> etree._Element | None:
-    """A page of the article ``body`` alone (with the page's ``<head>``), its title heading left out;
-    None when there is no body (see ``article_body``).
+    """A page of the article ``body`` alone (with the page's ``<head>``); None when there is no
+    body (see ``article_body``).
 
     Given the whole page, trafilatura takes in menus, headers and footers when
     the post is short; given the body the theme marks, it keeps the post only.
@@ -120,9 +120,6 @@ def article_document(root: etree._Element, body: etree._Element | None) -> etree
     article = copy.deepcopy(body)
     article.tail = None
     page[-1].append(article)
-    headings = article.xpath(".//h1")
-    if headings:
-        headings[0].drop_tree()
     for el in _NOT_CONTENT(article):
         el.drop_tree()
     return page

@@ -107,6 +107,7 @@ def extract_post(
     if doc is not None:
         found += [Candidate(f, v, "trafilatura") for f, v in (("title", doc.title), ("author", doc.author), ("published", doc.date)) if v]
     _choose_metadata(post, found, default_tz, site or SiteParts())
+    _drop_title_line(post)
     post.summary = _summary(entry, sel)
     post.lang = detect_lang(post.text, page_lang(sel))
     post.word_count = word_count(post.text)
@@ -128,6 +129,13 @@ def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any]) -> None:
         post.text, post.markdown = page_text, page_markdown
         if page_text:
             post.provenance.append({"field": "text", "value": f"{len(page_text)} characters", "origin": "page", "chosen": 1})
+
+
+def _drop_title_line(post: BlogPost) -> None:
+    """The plain text without the title as its first line (the Markdown keeps its heading)."""
+    first, _, rest = (post.text or "").partition("\n")
+    if post.title and rest and fold(first) == fold(post.title):
+        post.text = rest.lstrip("\n")
 
 
 def parse_html(html_text: str) -> Any:

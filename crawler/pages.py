@@ -285,8 +285,9 @@ def in_furniture(element: etree._Element) -> bool:
 def listing_links(root: etree._Element) -> list[tuple[str, str]]:
     """``(href, text)`` of a listing's own links, menus, headers and footers left out."""
     links = []
+    furniture: dict[etree._Element, bool] = {}  # ancestors are shared: each is judged once
     for a in _LINKS(root):
-        if any(site_furniture(el) for el in a.iterancestors()):
+        if any(furniture.setdefault(el, site_furniture(el)) for el in a.iterancestors()):
             continue
         text = " ".join(a.xpath("string()").split())
         if READ_MORE.match(text) or len(text) > 300:

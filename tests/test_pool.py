@@ -25,6 +25,7 @@ from conftest import BLOGARCHIVE, ROOT, SITE
 
 from crawler.extract import extract_post
 from crawler.pool import ExtractionFailed, ExtractionPool
+from crawler.site import SiteParts
 
 HOST = "pool.test"
 TAG = "BLOGARCHIVE_TEST_TAG"
@@ -52,7 +53,8 @@ def test_a_page_extracted_in_a_worker_equals_inline_extraction():
              "published": "2024-05-01T08:00:00Z", "tags": ["feed-tag"], "summary": "Feed summary",
              "content": "<p>" + "Feed text. " * 400 + "</p>"}
     tz = timezone(timedelta(hours=8))
-    options = [{"feed_entry": entry if url == entry["url"] else None, "site_name": "Example Notes", "default_tz": tz}
+    options = [{"feed_entry": entry if url == entry["url"] else None, "site": SiteParts(frozenset({"example notes"})),
+                "default_tz": tz}
                for url, _ in pages()]
 
     async def extract_all() -> list:
