@@ -96,7 +96,7 @@ def text_mass(root: etree._Element) -> dict[etree._Element, int]:
         if not size or parent is None:
             continue
         chain = [parent, *parent.iterancestors()]
-        if any(el.tag == "a" or furniture.setdefault(el, furniture_marked(el)) for el in chain):
+        if any(el.tag == "a" or furniture.setdefault(el, site_furniture(el)) for el in chain):
             continue
         for el in chain:
             mass[el] = mass.get(el, 0) + size
@@ -122,6 +122,10 @@ def article_document(root: etree._Element, body: etree._Element | None) -> etree
     page[-1].append(article)
     for el in _NOT_CONTENT(article):
         el.drop_tree()
+    # what the body holds of the site (a sidebar inside <main>, a header, a footer) is not the post
+    for el in [el for el in article.iterdescendants() if isinstance(el.tag, str) and site_furniture(el)]:
+        if el.getparent() is not None:
+            el.drop_tree()
     return page
 
 
@@ -181,6 +185,14 @@ def drop_line_numbers(root: etree._Element) -> None:
     for span in _CODE_SPANS(root):
         if LINE_NUMBER_CLASS.search(span.get("class", "")) and NUMBERS.match(span.xpath("string()") or "x"):
             span.drop_tree()
+
+
+def drop_furniture(root: etree._Element) -> None:
+    """Remove what a class or id marks as the site's (sidebars, widgets, comments, other posts'
+    cards, a reward box): for a page whose post body no markup tells apart."""
+    for el in [el for el in root.iter() if isinstance(el.tag, str) and furniture_marked(el)]:
+        if el.getparent() is not None:
+            el.drop_tree()
 
 
 def drop_post_furniture(root: etree._Element) -> None:

@@ -24,7 +24,7 @@ from trafilatura.xml import xmltotxt
 from archive.dates import parse_date
 
 from .items import BlogPost
-from .article import article_body, article_document, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
+from .article import article_body, article_document, drop_furniture, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
 from .metadata import Candidate, candidates
 from .pages import page_lang
 from .site import SiteParts, fold
@@ -91,6 +91,7 @@ def extract_post(
     article = article_document(root, body)
     doc = bare_extraction(article, options=options) if article is not None else None
     if article is None:
+        drop_furniture(root)
         doc = bare_extraction(root, options=options)
     if post.protected:
         post.text = post.markdown = ""
@@ -105,7 +106,9 @@ def extract_post(
             logger.debug("no article: %s", url)
             return None
     if doc is not None:
-        found += [Candidate(f, v, "trafilatura") for f, v in (("title", doc.title), ("author", doc.author), ("published", doc.date)) if v]
+        # read from the article alone, trafilatura's title would be the body's first heading
+        guessed = (("author", doc.author), ("published", doc.date)) + ((("title", doc.title),) if article is None else ())
+        found += [Candidate(f, v, "trafilatura") for f, v in guessed if v]
     _choose_metadata(post, found, default_tz, site or SiteParts())
     _drop_title_line(post)
     post.summary = _summary(entry, sel)
@@ -134,7 +137,7 @@ def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any]) -> None:
 def _drop_title_line(post: BlogPost) -> None:
     """The plain text without the title as its first line (the Markdown keeps its heading)."""
     first, _, rest = (post.text or "").partition("\n")
-    if post.title and rest and fold(first) == fold(post.title):
+    if post.title and fold(first) == fold(post.title):
         post.text = rest.lstrip("\n")
 
 

@@ -120,16 +120,19 @@ _DATE_NODES = etree.XPath(
 # menus, comments, prev/next cards. Layout modifiers ("sidebar-position-right") are not.
 FURNITURE_TOKEN = re.compile(
     r"^(?:[a-z0-9]+[-_]+)?(?:sidebar|widgets?|menu|comments?|related|recent|archives?|recommend\w*|prenext|pager|"
+    r"reward\w*|donate\w*|sponsor\w*|"
     r"pagination|nav\w*|(?:prev(?:ious)?|next)[-_]?(?:posts?|articles?|links?|next)|(?:post|article)[-_]?(?:prev|next))"
-    r"(?:[-_]+(?:wrap\w*|inner|container|box|list|area|section|panel|posts?|items?|links?|content|main|widget))?$",
+    r"(?:[-_]+(?:wrap\w*|inner|container|box|list|area|section|panel|posts?|items?|links?|content|main|widget|"
+    r"body|mask|modal|relative|btn|button))?$",
     re.I,
 )
 
 
 def furniture_marked(el: etree._Element) -> bool:
     """Its class or id names a sidebar, a menu, comments, other posts' cards (an
-    ``article-sidebar`` holds the post's own date and tags: not furniture)."""
-    return any(FURNITURE_TOKEN.match(t) and not POSTS_OWN_TOKEN.match(t)
+    ``article-sidebar`` holds the post's own date and tags: not furniture). Inline
+    elements never are: a highlighter's ``hljs-comment`` is a comment in code."""
+    return el.tag not in INLINE and any(FURNITURE_TOKEN.match(t) and not POSTS_OWN_TOKEN.match(t)
                for t in f"{el.get('class', '')} {el.get('id', '')}".split())
 
 
@@ -138,6 +141,7 @@ def site_furniture(el: etree._Element) -> bool:
     return (el.tag in ("nav", "aside", "header", "footer") or furniture_marked(el)
             or any(EDGE_TOKEN.match(t) for t in f"{el.get('class', '')} {el.get('id', '')}".split()))
 _LINKS = etree.XPath("//body//a[@href]")
+INLINE = {"span", "code", "pre", "i", "b", "em", "strong", "small", "sup", "sub", "mark", "kbd", "samp", "var"}
 POSTS_OWN_TOKEN = re.compile(r"^(?:post|article|entry)[-_]+(?:sidebar|widgets?|info|meta)", re.I)
 EDGE_TOKEN = re.compile(r"^(?:[a-z0-9]+-)?(?:header|footer)$", re.I)
 
