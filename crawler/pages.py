@@ -408,9 +408,9 @@ class SectionStats:
         if folder and shape.startswith(folder):
             return None
         if not count:
-            # the posts' shape under a prefix (/en/posts/...): a translation of the blog
+            # a shape under a prefix (/en/posts/...): a translation of the blog, judged as the original
             if "/" in shape and self.shapes.get(shape.split("/", 1)[1]):
-                return None
+                return self.minor_section(shape.split("/", 1)[1], listed=listed)
             return f"its URL shape {shape} holds none of the {total} feed entries, and no listing shows it"
         if count < self.min_share * top:
             return f"its URL shape {shape} holds {count} feed entries against {top} in {top_shape}"

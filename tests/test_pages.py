@@ -153,3 +153,15 @@ def test_deep_pagination_is_not_a_calendar_trap():
     assert state.trap("https://blog.test/?paged=2500", 1) is None
     assert state.trap("https://blog.test/calendar/?month=1850-01", 1) == "a calendar page outside 1990 to next year"
     assert state.trap("https://blog.test/archives/3000/01/", 1) == "a calendar page outside 1990 to next year"
+
+
+def test_a_translation_of_the_blog_is_judged_as_the_original():
+    sections = SectionStats(min_share=0.2)
+    for _ in range(20):
+        sections.add("posts/*")
+    sections.add("about/*")
+    article = PageEvidence(og_type="article")
+    assert decide("https://blog.test/en/posts/x/", SCOPE, article, in_feed=False, dated_text=True,
+                  sections=sections)[0] == "post"
+    assert decide("https://blog.test/en/about/me/", SCOPE, article, in_feed=False, dated_text=True,
+                  sections=sections)[0] == "page"
