@@ -109,7 +109,9 @@ def candidates(
         ("categories", page_categories, "category links"),
         ("categories", [t for t in feed_tags if t.lower() in known_categories], "feed"),
     ]
-    return [Candidate(f, _clean(v), o) for f, v, o in found if _clean(v)]
+    # one name, title or date a candidate (a list is a list of tags or categories only)
+    return [Candidate(f, _clean(v), o) for f, v, o in found
+            if _clean(v) and (isinstance(v, str) or f in ("tags", "categories"))]
 
 
 def _clean(value: Any) -> Any:
@@ -255,7 +257,9 @@ def _ld_author(ld: dict[str, Any]) -> str | None:
     if isinstance(author, list):
         author = author[0] if author else None
     if isinstance(author, dict):
-        return author.get("name")
+        author = author.get("name")
+        if isinstance(author, list):  # {"name": ["A", "B"]}
+            author = ", ".join(str(a) for a in author if a) or None
     return author if isinstance(author, str) else None
 
 

@@ -112,3 +112,10 @@ def test_a_labelled_date_wins_over_a_date_the_post_talks_about():
     # a listing's dated entries are no post's date
     listing = "<main><ul>" + "".join(f'<li><a href="/p/{i}">P{i}</a> <time>2024-01-0{i}</time></li>' for i in range(1, 5)) + "</ul></main>"
     assert visible_date(Selector(text=listing)) is None
+
+
+def test_a_json_ld_author_with_several_names_is_one_author():
+    page = ('<html><head><title>T</title><script type="application/ld+json">{"@type": "BlogPosting", "headline": "T",'
+            ' "author": {"@type": "Person", "name": ["Ann", "Bob"]}}</script></head>'
+            f'<body><article><h1>T</h1>{LONG}</article></body></html>')
+    assert extract_post("https://blog.test/p/", page).author == "Ann, Bob"
