@@ -40,6 +40,7 @@ MAX_BYLINE_CHARS = 120
 POST_SHARE = 0.5  # of the page's text that the post, around its title, holds
 POST_EDGE = re.compile(r"(?:post|entry|article)[-_]?(?:header|footer)", re.I)
 BYLINE_LABEL = re.compile(r"^\W*(?:(?:posted |written )?by|author|[\u4e00-\u9fff]{0,2}作者|投稿者|著者)\b\s*[:：]?", re.I)
+AUTHOR_BOX_LABEL = re.compile(r"^(?:about(?: the author)?|关于作者|written by)\s*[:：]?\s+", re.I)  # "About Matt"
 _AUTHOR_CLASSED = etree.XPath(
     "//body//*[contains(translate(@class, 'AUTHOR', 'author'), 'author')]"
     "[not(ancestor-or-self::*[contains(translate(@class, 'COMENT', 'coment'), 'comment')])]"
@@ -319,7 +320,7 @@ def classed_author(root: etree._Element) -> str | None:
     # the post's own first; then a sidebar's, which on a blog of one author is hers
     for el in [*(e for e in inner if not _furniture(e, itself=True)), *inner]:
         text = " ".join(el.xpath("string()").split())
-        text = BYLINE_LABEL.sub("", text).strip(" :：·|-")
+        text = AUTHOR_BOX_LABEL.sub("", BYLINE_LABEL.sub("", text)).strip(" :：·|-")
         if text and plausible_name(text, marked=True):
             return text
     return None

@@ -119,3 +119,7 @@ def test_a_json_ld_author_with_several_names_is_one_author():
             ' "author": {"@type": "Person", "name": ["Ann", "Bob"]}}</script></head>'
             f'<body><article><h1>T</h1>{LONG}</article></body></html>')
     assert extract_post("https://blog.test/p/", page).author == "Ann, Bob"
+
+
+def test_an_author_box_that_says_about_its_author():
+    assert classed_author(tree('<div class="authorbox"><span class="authorbox__name">About Matt</span></div>')) == "Matt"
