@@ -17,7 +17,7 @@ import re
 
 from lxml import etree, html
 
-from .pages import DATE_TEXT, LABEL, furniture_marked, site_furniture
+from .pages import DATE_TEXT, LABEL, furniture_marked, marks, site_furniture
 
 # A run of base64 or hex with no space: what encryption plugins put in the page.
 CIPHERTEXT = re.compile(r"[A-Za-z0-9+/=]{400,}|[0-9a-fA-F]{400,}")
@@ -168,7 +168,7 @@ def _navigation(block: etree._Element, body: etree._Element) -> bool:
     """True when ``block``, or what holds it inside the body, is the post's navigation or furniture."""
     el: etree._Element | None = block
     while el is not None and el is not body:
-        if _NOT_TEXT.search(f"{el.get('class', '')} {el.get('id', '')}") or site_furniture(el):
+        if _NOT_TEXT.search(marks(el)) or site_furniture(el):
             return True
         el = el.getparent()
     return False
@@ -203,7 +203,7 @@ def drop_post_furniture(root: etree._Element) -> None:
         if el.getparent() is not None and ONLY_A_DATE.match(" ".join(el.xpath("string()").split())):
             el.drop_tree()
     for el in _CLASSED(root):
-        if el.getparent() is None or not ABOUT_POST.search(f"{el.get('class', '')} {el.get('id', '')}"):
+        if el.getparent() is None or not ABOUT_POST.search(marks(el)):
             continue
         if el.xpath(".//h1 or .//pre or .//article"):
             continue

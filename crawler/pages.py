@@ -128,18 +128,27 @@ FURNITURE_TOKEN = re.compile(
 )
 
 
+def marks(el: etree._Element) -> str:
+    """An element's class and id, as one string of tokens."""
+    return f"{el.get('class', '')} {el.get('id', '')}"
+
+
 def furniture_marked(el: etree._Element) -> bool:
     """Its class or id names a sidebar, a menu, comments, other posts' cards (an
     ``article-sidebar`` holds the post's own date and tags: not furniture). Inline
     elements never are: a highlighter's ``hljs-comment`` is a comment in code."""
     return el.tag not in INLINE and any(FURNITURE_TOKEN.match(t) and not POSTS_OWN_TOKEN.match(t)
-               for t in f"{el.get('class', '')} {el.get('id', '')}".split())
+               for t in marks(el).split())
+
+
+def edge(el: etree._Element) -> bool:
+    """A header or footer: the element, or a class or id such as ``header``, ``site-footer``."""
+    return el.tag in ("header", "footer") or any(EDGE_TOKEN.match(t) for t in marks(el).split())
 
 
 def site_furniture(el: etree._Element) -> bool:
     """A menu, a sidebar, a header or a footer, by element or by class or id."""
-    return (el.tag in ("nav", "aside", "header", "footer") or furniture_marked(el)
-            or any(EDGE_TOKEN.match(t) for t in f"{el.get('class', '')} {el.get('id', '')}".split()))
+    return el.tag in ("nav", "aside") or furniture_marked(el) or edge(el)
 _LINKS = etree.XPath("//body//a[@href]")
 INLINE = {"span", "code", "pre", "i", "b", "em", "strong", "small", "sup", "sub", "mark", "kbd", "samp", "var"}
 POSTS_OWN_TOKEN = re.compile(r"^(?:post|article|entry)[-_]+(?:sidebar|widgets?|info|meta)", re.I)
@@ -270,10 +279,10 @@ def _marked_meta(element: etree._Element) -> bool:
     for el in (element, element.getparent()):
         if el is None:
             return False
-        marks = f"{el.get('class', '')} {el.get('id', '')} {el.get('itemprop', '')}"
-        if NOT_PUBLISHED.search(marks):
+        named = f"{marks(el)} {el.get('itemprop', '')}"
+        if NOT_PUBLISHED.search(named):
             return False
-        if el.tag == "time" or META_MARK.search(marks):
+        if el.tag == "time" or META_MARK.search(named):
             return True
     return False
 

@@ -95,6 +95,9 @@ class SiteLearner:
         self.headings: Counter[str] = Counter()
         self.on_site_pages: Counter[str] = Counter()  # affixes seen on listings and site pages
         self.keywords: set[str] = set()
+        # what has reached MIN_PAGES in each counter: all that ``parts`` ever needs to look at,
+        # so a page costs the same however many unique titles came before it
+        self.frequent: dict[int, set[str]] = {id(c): set() for c in (self.prefixes, self.suffixes, self.headings)}
         self.pages = 0
         self.posts = 0
         self._parts: SiteParts | None = None
@@ -127,22 +130,28 @@ class SiteLearner:
         for match in SEPARATOR.finditer(title):
             if 0 < match.start() and match.end() < len(title):
                 suffix, prefix = title[match.start():], title[: match.end()]
-                self.suffixes[suffix] += 1
-                self.prefixes[prefix] += 1
+                self._count(self.suffixes, suffix)
+                self._count(self.prefixes, prefix)
                 if not post:
                     self.on_site_pages.update((suffix, prefix))
         if post:  # listings repeat their posts' titles; a heading on many posts is the site's
             self.posts += 1
             for text in set(headings):
-                self.headings[fold(text)] += 1
+                self._count(self.headings, fold(text))
         for counter in (self.prefixes, self.suffixes, self.headings, self.on_site_pages):
             if len(counter) > MAX_AFFIXES:
                 for key in [k for k, n in counter.items() if n == 1]:
                     del counter[key]
 
+    def _count(self, counter: Counter[str], key: str) -> None:
+        counter[key] += 1
+        if counter[key] == MIN_PAGES:
+            self.frequent[id(counter)].add(key)
+
     def _repeated(self, counter: Counter[str], *, site_pages: bool = False, among: int | None = None) -> list[str]:
         floor = max(MIN_PAGES, MIN_SHARE * (self.pages if among is None else among))
-        found = (k for k, n in counter.items() if n >= floor and (not site_pages or self.on_site_pages[k]))
+        found = (k for k in self.frequent[id(counter)]
+                 if counter[k] >= floor and (not site_pages or self.on_site_pages[k]))
         return sorted(found, key=len, reverse=True)
 
     @property
