@@ -80,8 +80,8 @@ def extract_post(
     entry = feed_entry or {}
     root = parse_html(html_text)
     sel = Selector(root=root, type="html")
+    found = candidates(sel, url, entry, site=site, link_text=link_text)
     body = article_body(root)  # found before anything is taken out of the page
-    found = candidates(sel, url, entry, site=site, link_text=link_text, body=body)
     post = BlogPost(url=url, guid=entry.get("guid"), protected=protected(root, body))
     keep_link_blocks(body)
     drop_line_numbers(root)

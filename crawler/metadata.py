@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 from lxml import etree
 from parsel import Selector
 
-from .pages import ARTICLE_TYPES, DATE_TEXT, edge, furniture_marked, in_furniture, marks, ld_nodes, time_datetime, url_date, visible_date
+from .pages import ARTICLE_TYPES, DATE_TEXT, EDGE_TOKEN, furniture_marked, in_furniture, ld_nodes, time_datetime, url_date, visible_date
 from .article import article_body, text_mass
 from .site import SiteParts, fold
 from .titles import title_candidates
@@ -57,8 +57,7 @@ class Candidate:
 
 
 def candidates(
-    sel: Selector, url: str, entry: dict[str, Any], *, site: SiteParts | None = None, link_text: str | None = None,
-    body: etree._Element | None = None,
+    sel: Selector, url: str, entry: dict[str, Any], *, site: SiteParts | None = None, link_text: str | None = None
 ) -> list[Candidate]:
     """Every metadata candidate of a page and its feed entry.
 
@@ -66,11 +65,9 @@ def candidates(
     (the feed, JSON-LD, meta tags, ``<time datetime>``), then what the page
     writes by its title or byline, then the URL. Titles are chosen by agreement
     (``crawler.titles``), with the site's own parts (``site``) stripped.
-    ``body``: the page's article body (``crawler.article.article_body``), when known.
     """
     site = site or SiteParts()
     root = sel.root
-    body = body if body is not None else article_body(root)
     ld = _ld_article(sel)
     page_titles = [(site.strip(v), o) for v, o in title_candidates(root) if not site.is_site(v)]
     found: list[tuple[str, Any, str]] = [
@@ -99,7 +96,7 @@ def candidates(
         ("updated", _meta(sel, "article:modified_time"), "article:modified_time"),
         ("updated", _meta(sel, "og:updated_time"), "og:updated_time"),
     ]
-    page_tags, page_categories = _term_links(sel, url, body)
+    page_tags, page_categories = _term_links(sel, url)
     feed_tags = entry.get("tags") or []
     known_categories = {c.lower() for c in page_categories}
     keywords = _meta(sel, "keywords", "name")
@@ -142,14 +139,14 @@ def _single_h1(sel: Selector) -> str | None:
     return h1s[0] if len(h1s) == 1 else None
 
 
-def _term_links(sel: Selector, url: str, body: etree._Element | None) -> tuple[list[str], list[str]]:
+def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
     """Tags and categories the post links to: ``/tags/NAME``, ``/tags/#name``, ``?tag=NAME``.
 
     Only links within the blog count, and only in the post's article when there
     is one. When a page marks some of them ``rel=tag``, the unmarked ones are
     navigation (a sidebar's tag cloud) and are left out.
     """
-    article = _post_article(sel.root, body)
+    article = _post_article(sel.root)
     # Inside the post's <article>, its own header and footer hold the post's terms;
     # without one, or when it holds none, what is not the site's furniture does.
     links = [Selector(root=a) for a in article.iter("a") if a.get("href") and not _furniture(a)] if article is not None else []
@@ -179,9 +176,10 @@ def _term_links(sel: Selector, url: str, body: etree._Element | None) -> tuple[l
     return tags, categories
 
 
-def _post_article(root: etree._Element, body: etree._Element | None) -> etree._Element | None:
+def _post_article(root: etree._Element) -> etree._Element | None:
     """The element that holds the post: the ``<article>`` around its body (not a prev/next or
     related card); without one, the smallest element around its title that holds most of the text."""
+    body = article_body(root)
     if body is not None:
         found = body.xpath("ancestor-or-self::article")
         if found:
@@ -224,16 +222,22 @@ def _furniture(element: etree._Element, *, itself: bool = False) -> bool:
     for el in (element, *element.iterancestors()) if itself else element.iterancestors():
         if el.tag in ("nav", "aside") or furniture_marked(el):
             return True
-        if edge(el) and not _posts_own(el):
+        if _edge(el) and not _posts_own(el):
             return True
     return False
 
 
+def _edge(el: etree._Element) -> bool:
+    """A header or footer: the element, or a class or id such as ``header``, ``site-footer``."""
+    marks = f"{el.get('class', '')} {el.get('id', '')}".split()
+    return el.tag in ("header", "footer") or any(EDGE_TOKEN.match(m) for m in marks)
+
+
 def _posts_own(el: etree._Element) -> bool:
     """A header or footer of the post: in its ``<article>``, or one block with its ``<h1>``."""
-    if el.xpath("ancestor::article") or POST_EDGE.search(marks(el)):
+    if el.xpath("ancestor::article") or POST_EDGE.search(f"{el.get('class', '')} {el.get('id', '')}"):
         return True
-    while el is not None and edge(el):
+    while el is not None and _edge(el):
         if el.xpath(".//h1"):
             return True
         el = el.getparent()
