@@ -177,12 +177,13 @@ def _save_aliases(db: Database, post_id: int, url: str, aliases: list[dict[str, 
             )
 
 
-def save_alias(db: Database, alias: str, url: str, why: str) -> None:
-    """Record that ``alias`` leads to the post at ``url`` (ignored when no such post)."""
+def save_alias(db: Database, alias: str, url: str, why: str) -> bool:
+    """Record that ``alias`` leads to the post at ``url``; False when there is no such post (yet)."""
     rows = list(db.query("select id from posts where url = ?", [normalize_url(url)]))
     if rows:
         with db.atomic():
             _save_aliases(db, rows[0]["id"], normalize_url(url), [{"alias": alias, "why": why}], utcnow())
+    return bool(rows)
 
 
 def _text(value: Any) -> str:

@@ -26,6 +26,7 @@ from archive import (
     update_source,
 )
 from archive.db import utcnow
+from archive.urls import normalize_url
 
 from .items import BlogPost, CrawlError, PageRecord, PostAlias, SourceUpdate
 from .store import ArchiveStore, ArchiveUnwritable
@@ -62,6 +63,9 @@ class ArchivePipeline:
         self.errors: Counter[int] = Counter()
         self.sources: set[int] = set()
         self.failed: set[int] = set()
+        # Aliases of a post still in the extraction workers when its alias was found:
+        # saved with the post when it comes.
+        self.waiting: dict[str, list[dict[str, str]]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "ArchivePipeline":
@@ -89,15 +93,18 @@ class ArchivePipeline:
     def _save(self, db: "Database", item: Any) -> None:
         stats = self.crawler.stats
         if isinstance(item, BlogPost):
+            post = ItemAdapter(item).asdict()
+            post["aliases"] = (post.get("aliases") or []) + self.waiting.pop(normalize_url(item.url), [])
             try:
-                outcome = save_post(db, ItemAdapter(item).asdict(), run_id=self.run_id)
+                outcome = save_post(db, post, run_id=self.run_id)
             except ValueError as e:
                 save_error(db, run_id=self.run_id, source_id=item.source_id, url=item.url, kind="data", message=str(e))
                 logger.warning("not saved: %s", e)
                 return
             stats.inc_value(f"archive/posts_{outcome}")
         elif isinstance(item, PostAlias):
-            save_alias(db, item.alias, item.url, item.why)
+            if not save_alias(db, item.alias, item.url, item.why):
+                self.waiting.setdefault(normalize_url(item.url), []).append({"alias": item.alias, "why": item.why})
         elif isinstance(item, PageRecord):
             save_page(db, ItemAdapter(item).asdict(), run_id=self.run_id)
             stats.inc_value(f"archive/pages_{item.kind}")

@@ -8,7 +8,12 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 from conftest import crawl_args, run_cli
+from scrapy.utils.test import get_crawler
 from testblogs import all_blogs
+
+from archive import ensure_source, open_archive
+from crawler.items import BlogPost, PostAlias
+from crawler.pipelines import ArchivePipeline
 
 BLOGS = {blog.name: blog for blog in all_blogs()}
 
@@ -94,6 +99,18 @@ def test_aliases_lead_to_their_post(crawled):
     assert aliases["/2019/01/old-slug.html"][1] == "redirect 301"
     meta = next(k for k in blog.aliases if k.startswith("/go/"))
     assert aliases[meta] == (blog.aliases[meta], "meta refresh")
+
+
+def test_an_alias_found_before_its_post_is_saved_is_kept(tmp_path):
+    """A redirect to a post that is still in the extraction workers: the alias comes to the
+    writer first, and is saved with the post when the post comes."""
+    db = open_archive(tmp_path / "archive.db")
+    source_id = ensure_source(db, "http://blog.test/")["id"]
+    pipeline = ArchivePipeline(get_crawler(settings_dict={"ARCHIVE_PATH": str(tmp_path / "archive.db")}))
+    pipeline._save(db, PostAlias(source_id, "http://blog.test/old/", "http://blog.test/p/1/", "redirect 301"))
+    assert db["post_aliases"].count == 0
+    pipeline._save(db, BlogPost("http://blog.test/p/1/", source_id, title="One", text="The post."))
+    assert [(a["alias"], a["why"]) for a in db["post_aliases"].rows] == [("http://blog.test/old/", "redirect 301")]
 
 
 @pytest.mark.parametrize("crawled", ["trap"], indirect=True)
