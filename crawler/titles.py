@@ -27,6 +27,8 @@ TYPOGRAPHIC = str.maketrans({
 ENTITY = re.compile(r"&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 WORD = re.compile(r"\w+")
 NON_WORD = re.compile(r"[\W_]+")
+# The glyph of a heading's permalink anchor, part of its text but not of the title.
+PERMALINK_MARK = re.compile("[¶§#🔗⚓]")
 MAX_TITLE = 300
 # How much one origin's word counts.
 WEIGHTS = {
@@ -189,6 +191,20 @@ def choose_title(
     scored = {k: support(k) for k in votes}
     best_key = max(scored, key=lambda k: (round(scored[k], 6), -first[k][2]))
     text, origin, _ = first[best_key]
+    return _spelling(text, origin, cands)
+
+
+def _spelling(text: str, origin: str, cands: list[tuple[str, str]]) -> tuple[str, str]:
+    """The article heading's spelling of the chosen title when the two differ only in punctuation:
+    a site's meta tags are filled from the title with characters taken out (a ``|``, brackets)
+    that its heading shows as the author wrote them."""
+    if GROUPS.get(origin) == "heading":
+        return text, origin
+    words = WORD.findall(fold(text))
+    for value, other in cands:
+        if (GROUPS.get(other) == "heading" and fold(value) != fold(text) and WORD.findall(fold(value)) == words
+                and not PERMALINK_MARK.search(value)):
+            return value, other
     return text, origin
 
 

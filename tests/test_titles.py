@@ -98,6 +98,18 @@ def test_folding_whitespace_case_and_typography_for_agreement() -> None:
     assert choose_title(found) == ("Don’t  Panic — A Guide".replace("  ", " "), "article <h1>")
 
 
+def test_the_heading_keeps_the_punctuation_the_meta_tags_took_out() -> None:
+    doc = page("Dilution dʌɪˈluːʃn | Enrique’s Musings", head=meta("og:title", "Dilution dʌɪˈluːʃn"),
+               body="<article><h1>Dilution |dʌɪˈluːʃn|</h1><p>Text.</p></article>")
+    assert title_of(doc) == ("Dilution |dʌɪˈluːʃn|", "article <h1>")
+
+
+def test_a_heading_permalink_glyph_is_not_part_of_the_title() -> None:
+    doc = page("Notes on lifetimes | Site", head=meta("og:title", "Notes on lifetimes"),
+               body="<article><h1>Notes on lifetimes <a class=headerlink href=#x>¶</a></h1><p>Text.</p></article>")
+    assert title_of(doc)[0] == "Notes on lifetimes"
+
+
 def test_a_title_that_contains_a_dash_keeps_it() -> None:
     doc = page("Python - The Good Parts | Jane's Blog", head=meta("og:title", "Python - The Good Parts"),
                body="<article><h1>Python - The Good Parts</h1></article>")
