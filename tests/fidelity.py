@@ -123,6 +123,9 @@ class TruthPost:
     author: str | None = None
     tags: list[str] = field(default_factory=list)
     protected: bool = False
+    shows_tags: bool | None = None  # this post's page, where it differs from the blog's (another layout)
+    shows_text: bool = True  # False: the generator built the page without the post's body
+    linked: bool = True  # False: no page, feed or sitemap of the served site leads to it
     source: Path | None = None  # the source file, for the text
 
 
@@ -185,6 +188,8 @@ def corpus_blog(folder: Path) -> Blog:
         TruthPost(
             path=path_key(p["path"]), title=p.get("title"), published=p.get("published"),
             author=p.get("author"), tags=as_list(p.get("tags")), protected=bool(p.get("protected")),
+            shows_tags=p.get("shows_tags"), shows_text=p.get("shows_text", True),
+            linked=p.get("linked", True),
             source=_source_file(folder, p.get("source")),
         )
         for p in truth["posts"]
@@ -453,7 +458,8 @@ def score(blog: Blog, rows: list[dict]) -> dict:
         duplicates += len(found) - 1
         for extra in found[1:]:
             mismatches.append(_mismatch(key, "duplicate", key, path_key(extra["url"])))
-    for key in sorted(set(truth) - set(matched)):
+    reachable = {k for k, p in truth.items() if p.linked}
+    for key in sorted(reachable - set(matched)):
         mismatches.append(_mismatch(key, "missing", truth[key].title, None))
     marks: dict[str, list[float]] = {f: [] for f in ("title", "date_day", "date_time", "author", "tags", "text")}
     zone = blog_zone(blog.posts, blog.site)
@@ -473,7 +479,7 @@ def score(blog: Blog, rows: list[dict]) -> dict:
                 mismatches.append(_mismatch(key, "ciphertext", "no ciphertext", f"{run[:60]}… ({len(run)} characters)"))
     result = {
         "blog": blog.name, "origin": blog.origin, "posts": len(truth), "archived": len(rows),
-        "found": len(matched), "recall": len(matched) / len(truth) if truth else 1.0,
+        "found": len(matched), "recall": len(reachable & set(matched)) / len(reachable) if reachable else 1.0,
         "precision": (len(rows) - sum(m["field"] == "extra" for m in mismatches)) / len(rows) if rows else 0.0,
         "duplicates": duplicates, "protected": protected, "ciphertext": ciphertext,
         "protected_marked": marked if has_column else None,
@@ -500,10 +506,10 @@ def _score_post(blog: Blog, post: TruthPost, row: dict, zone: tzinfo,
             mark("date_time", minute_matches(post.published, row["published"], zone), post.published, row["published"])
     if blog.shows_author and post.author:
         mark("author", author_key(post.author) == author_key(row["author"]), post.author, row["author"])
-    if blog.shows_tags:
+    if blog.shows_tags if post.shows_tags is None else post.shows_tags:
         f1 = set_f1(post.tags, row["tags"], shown=blog.tags_shown)
         mark("tags", f1, sorted(post.tags), row["tags"])
-    if post.source and not post.protected:
+    if post.source and post.shows_text and not post.protected:
         want, got = source_words(post.source, generator=blog.generator), words(row["text"])
         f1 = bag_f1(want, got)
         marks["text"].append(f1)
@@ -599,7 +605,8 @@ How each column is measured (`tests/fidelity.py`):
 
 - **posts**: posts in the truth; **archived**: rows of `posts` (not marked gone). A row is a truth post
   when its URL path (decoded, `index.html` dropped) or one of its `post_aliases` is the post's path.
-- **recall**: truth posts found; **precision**: rows that are truth posts; **duplicates**: rows beyond
+- **recall**: truth posts found, of those the served site leads to (a post only client-side scripts
+  link, which the corpus does not keep, is `"linked": false` in its truth); **precision**: rows that are truth posts; **duplicates**: rows beyond
   the first that are the same truth post.
 - **title exact**: equal after NFKC, typographic quotes made straight, `--`, en and em dashes folded,
   YAML escapes undone and white space collapsed; case counts.
