@@ -69,6 +69,8 @@ NOT_PUBLISHED = re.compile(r"updated|modified|edited|revised|更新|修改|编�
 META_MARK = re.compile(r"date|time|meta|posted|publish|byline|info|entry-footer|post-footer", re.I)
 MAX_META_CHARS = 160
 LISTING_LINKS = 5  # posts of the feeds a page's content links to: a listing, unless a feed lists it
+LANGUAGE_PREFIX = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$", re.I)  # /en/, /zh-cn/, /pt_BR/
+SECTION_LINKS = 3  # pages below its own folder a page's content links to: a section's index
 LISTING_DATES = 3  # distinct dates shown by titles and bylines: a list of posts, not one
 HOME = "the blog's home page"
 DAY_ARCHIVE = "a date archive (one day)"
@@ -118,8 +120,8 @@ _DATE_NODES = etree.XPath(
 )
 # A class or id (one token of it) of what holds other posts or the site's parts: sidebars,
 # menus, comments, prev/next cards. Layout modifiers ("sidebar-position-right") are not.
-FURNITURE_TOKEN = re.compile(
-    r"^(?:[a-z0-9]+[-_]+)?(?:sidebar|widgets?|menu|comments?|related|recent|archives?|recommend\w*|prenext|pager|"
+FURNITURE_TOKEN = re.compile(  # a page's state ("no-sidebar", "has-menu") is not furniture
+    r"^(?!(?:no|has|with|without|show|hide|is|use)[-_])(?:[a-z0-9]+[-_]+)?(?:sidebar|widgets?|menu|comments?|related|recent|archives?|recommend\w*|prenext|pager|"
     r"reward\w*|donate\w*|sponsor\w*|"
     r"pagination|nav\w*|(?:prev(?:ious)?|next)[-_]?(?:posts?|articles?|links?|next)|(?:post|article)[-_]?(?:prev|next))"
     r"(?:[-_]+(?:wrap\w*|inner|container|box|list|area|section|panel|posts?|items?|links?|content|main|widget|"
@@ -416,25 +418,34 @@ class SectionStats:
         folder = top_shape.removesuffix("*")
         if folder and shape.startswith(folder):
             return None
+        # a shape under a language's prefix (/en/posts/...): a translation of the blog, judged as the original
+        prefix, _, original = shape.partition("/")
+        if LANGUAGE_PREFIX.match(prefix) and self.shapes.get(original):
+            return self.minor_section(original, listed=listed)
         if not count:
-            # a shape under a prefix (/en/posts/...): a translation of the blog, judged as the original
-            if "/" in shape and self.shapes.get(shape.split("/", 1)[1]):
-                return self.minor_section(shape.split("/", 1)[1], listed=listed)
             return f"its URL shape {shape} holds none of the {total} feed entries, and no listing shows it"
         if count < self.min_share * top:
             return f"its URL shape {shape} holds {count} feed entries against {top} in {top_shape}"
         return None
 
 
+def below(link: str, url: str) -> bool:
+    """``link`` is a page under the folder of ``url`` (``/notes/`` or ``/notes/index.html``)."""
+    folder = re.sub(r"/index\.html?$", "/", urlsplit(url).path)
+    path = re.sub(r"/index\.html?$", "/", urlsplit(link).path)
+    return folder.endswith("/") and folder != "/" and path.startswith(folder) and path != folder
+
+
 def decide(
     url: str, scope: str, ev: PageEvidence, *, in_feed: bool, dated_text: bool, sections: SectionStats,
-    listed: bool = False, posts_linked: int = 0,
+    listed: bool = False, posts_linked: int = 0, children_linked: int = 0,
 ) -> tuple[str, str]:
     """Classify a page as ``post``, ``listing``, ``page`` or ``alias``, with the reason.
 
     ``listed``: a listing of the blog (its home, archives, tag or category
     pages) links to the page from its content, not from a menu.
-    ``posts_linked``: how many of the feeds' posts the page's content links to.
+    ``posts_linked``: how many of the feeds' posts the page's content links to;
+    ``children_linked``: how many pages below its own folder (``/notes/`` to ``/notes/a.html``).
     """
     if ev.refresh:
         return "alias", f"meta refresh to {ev.refresh}"
@@ -451,6 +462,8 @@ def decide(
         return "page", named_page
     if posts_linked >= LISTING_LINKS and not in_feed:
         return "listing", f"its content links to {posts_linked} posts of the feeds"
+    if children_linked >= SECTION_LINKS and not in_feed:
+        return "listing", f"a section's index: its content links to {children_linked} pages below it"
     evidence = [
         name
         for name, present in (

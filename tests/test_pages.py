@@ -4,6 +4,7 @@ from parsel import Selector
 from crawler.pages import (
     PageEvidence,
     SectionStats,
+    below,
     decide,
     listing_reason,
     read_evidence,
@@ -165,3 +166,20 @@ def test_a_translation_of_the_blog_is_judged_as_the_original():
                   sections=sections)[0] == "post"
     assert decide("https://blog.test/en/about/me/", SCOPE, article, in_feed=False, dated_text=True,
                   sections=sections)[0] == "page"
+    # a translated section the feeds list once is judged by the original's share
+    for _ in range(6):
+        sections.add("archive/*")
+    sections.add("en/archive/*")
+    assert decide("https://blog.test/en/archive/x/", SCOPE, article, in_feed=True, dated_text=True,
+                  sections=sections)[0] == "post"
+
+
+def test_a_sections_index_that_links_to_the_pages_below_it_is_a_listing():
+    article = PageEvidence(og_type="article")
+    assert decide("https://blog.test/uniapp/", SCOPE, article, in_feed=False, dated_text=True, children_linked=4,
+                  sections=SectionStats()) == ("listing", "a section's index: its content links to 4 pages below it")
+    assert decide("https://blog.test/uniapp/", SCOPE, article, in_feed=True, dated_text=True, children_linked=4,
+                  sections=SectionStats())[0] == "post"
+    assert below("https://blog.test/uniapp/a.html", "https://blog.test/uniapp/index.html")
+    assert not below("https://blog.test/uniapp/", "https://blog.test/uniapp/index.html")
+    assert not below("https://blog.test/a.html", "https://blog.test/")

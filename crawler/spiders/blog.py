@@ -35,7 +35,7 @@ from ..feeds import FeedError, looks_like_feed, parse_feed
 from ..incremental import load_plan, sitemap_lastmod
 from ..items import CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..middlewares import META_KEY as MAPPED
-from ..pages import HOME, SectionStats, decide, in_scope, listing_links, read_evidence, url_date, url_shape
+from ..pages import HOME, SectionStats, below, decide, in_scope, listing_links, read_evidence, url_date, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
 from ..spill import SpillDict, SpillSet
 from ..store import ArchiveStore
@@ -389,7 +389,8 @@ class BlogSpider(Spider):
         kind, reason = decide(url, state.scope, evidence, in_feed=entry is not None,
                               dated_text=bool(evidence.published or evidence.visible_date or url_date(url)),
                               listed=url_key(url) in state.listed, sections=state.sections,
-                              posts_linked=len({url_key(t) for t, _ in content_links if url_key(t) in state.entries}))
+                              posts_linked=len({url_key(t) for t, _ in content_links if url_key(t) in state.entries}),
+                              children_linked=len({url_key(t) for t, _ in content_links if below(t, url)}))
         state.parsed[url_key(url)] = kind
         yield PageRecord(url, state.id, kind, reason)
         state.site.note_name(evidence.site_name)
