@@ -14,6 +14,7 @@ Pure functions on an lxml HTML tree:
 
 import copy
 import re
+from collections.abc import Iterator
 
 from lxml import etree, html
 
@@ -32,7 +33,10 @@ _BODY = (
     etree.XPath("//article"),
     etree.XPath('//main | //*[@role="main"]'),
 )
-_TEXT_BLOCKS = etree.XPath(".//p//text() | .//pre//text() | .//li//text() | .//blockquote//text() | .//td//text()")
+TEXT_BLOCKS = ("p", "pre", "li", "blockquote", "td")  # what holds a post's text
+BLOCKS = {"p", "div", "pre", "ul", "ol", "li", "dl", "blockquote", "table", "h1", "h2", "h3", "h4", "h5", "h6",
+          "section", "article", "figure", "header", "footer", "nav", "aside", "form", "details", "hr", "main"}
+_EMPTY_ANCHORS = etree.XPath(".//a[not(@href)][not(normalize-space())][not(*)]")
 _NOT_CONTENT = etree.XPath(".//script | .//style | .//noscript | .//template | .//button | .//svg")
 BODY_SHARE = 0.5  # of the page's text that the post's body holds at least
 DENSE_SHARE = 0.9  # ... and the deepest element found without markup
@@ -85,18 +89,40 @@ def _densest(root: etree._Element, mass: dict, total: int) -> etree._Element | N
         node = child
 
 
+def block_texts(root: etree._Element) -> Iterator[tuple[str, etree._Element]]:
+    """Every piece of text inside a paragraph, list item, code block, quote or table cell below
+    ``root``, with the element whose text or tail it is: what ``.//p//text() | ...`` and
+    ``getparent()`` give, in one walk (libxml2 takes time quadratic in the number of paragraphs
+    for that XPath, in one call that no time limit can stop)."""
+    for block in root.iter(*TEXT_BLOCKS):
+        if block is root or any(a.tag in TEXT_BLOCKS for a in _up_to(block, root)):
+            continue  # its text is its outer block's
+        for el in block.iter():
+            if el.text and isinstance(el.tag, str):
+                yield el.text, el
+            if el.tail and el is not block:
+                yield el.tail, el
+
+
+def _up_to(el: etree._Element, root: etree._Element) -> Iterator[etree._Element]:
+    for a in el.iterancestors():
+        if a is root:
+            return
+        yield a
+
+
 def text_mass(root: etree._Element) -> dict[etree._Element, int]:
     """Per element, the characters of paragraphs, list items, code and quotes it holds:
     text, not menus: neither links' text nor what sidebars, comments or other posts' cards hold."""
     mass: dict[etree._Element, int] = {}
     furniture: dict[etree._Element, bool] = {}
-    for text in _TEXT_BLOCKS(root):
+    for text, parent in block_texts(root):
         size = len("".join(text.split()))
-        parent = text.getparent()
-        if not size or parent is None:
+        if not size:
             continue
         chain = [parent, *parent.iterancestors()]
-        if any(el.tag == "a" or furniture.setdefault(el, site_furniture(el)) for el in chain):
+        if any(el.tag == "a" or (furniture[el] if el in furniture else furniture.setdefault(el, site_furniture(el)))
+               for el in chain):
             continue
         for el in chain:
             mass[el] = mass.get(el, 0) + size
@@ -122,10 +148,18 @@ def article_document(root: etree._Element, body: etree._Element | None) -> etree
     page[-1].append(article)
     for el in _NOT_CONTENT(article):
         el.drop_tree()
+    for anchor in _EMPTY_ANCHORS(article):  # a link target (code lines' names) weighs as a link
+        anchor.drop_tag()
     # what the body holds of the site (a sidebar inside <main>, a header, a footer) is not the post
     for el in [el for el in article.iterdescendants() if isinstance(el.tag, str) and site_furniture(el)]:
         if el.getparent() is not None:
             el.drop_tree()
+    # trafilatura drops the text a <div> holds outside paragraphs (display math, a renderer's
+    # blocks): inside the post's body, such a div is a paragraph
+    for div in list(article.iter("div")):
+        if div is not article and not any(isinstance(d.tag, str) and d.tag in BLOCKS for d in div.iterdescendants()) \
+                and div.text_content().strip():
+            div.tag = "p"
     return page
 
 

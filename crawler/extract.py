@@ -89,8 +89,10 @@ def extract_post(
     options = copy.copy(EXTRACTOR)
     options.url = options.source = url
     article = article_document(root, body)
-    doc = bare_extraction(article, options=options) if article is not None else None
-    if article is None:
+    if article is not None:
+        options.focus = "recall"  # the post's body alone, its furniture taken out: keep all of it
+        doc = bare_extraction(article, options=options)
+    else:
         drop_furniture(root)
         doc = bare_extraction(root, options=options)
     if post.protected:

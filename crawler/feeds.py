@@ -3,7 +3,7 @@
 import hashlib
 import json
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 import feedparser
 
@@ -14,6 +14,8 @@ from .encoding import xml_to_utf8
 JSON_FEED_VERSION_PREFIX = "https://jsonfeed.org/version/"
 # RFC 5005: paged feeds (next, previous) and archived feeds (prev-archive, next-archive).
 PAGING_RELS = ("next", "previous", "prev-archive", "next-archive")
+TAG_FOLDERS = {"tag", "tags", "t"}  # /tags/NAME/, /t/NAME, /tags/#name, ?tag=NAME
+CATEGORY_FOLDERS = {"category", "categories", "cat"}  # and nested: /categories/A/B/
 
 
 class FeedError(ValueError):
@@ -30,11 +32,26 @@ def looks_like_feed(body: bytes, content_type: str = "") -> bool:
     return any(tag in body[:4096].lower() for tag in (b"<rss", b"<feed", b"<rdf:rdf"))
 
 
+def term_kind(url: str) -> str | None:
+    """``tags`` or ``categories`` when ``url`` is a tag's or a category's page (its nearest
+    folder says so), else None."""
+    parts = urlsplit(url)
+    segments = [unquote(s).lower().removesuffix(".html").removesuffix(".htm") for s in parts.path.split("/") if s]
+    folders = segments if parts.fragment else segments[:-1]  # tags.html#name lists what /tags/name/ would
+    params = [k.lower() for k, _ in parse_qsl(parts.query)]
+    for folder in [*reversed(folders), *params]:
+        if folder in TAG_FOLDERS:
+            return "tags"
+        if folder in CATEGORY_FOLDERS:
+            return "categories"
+    return None
+
+
 def parse_feed(body: bytes, url: str, *, http_charset: str | None = None) -> dict[str, Any]:
     """Parse a feed into ``{"title", "link", "entries", "next", "wordpress"}``.
 
     Each entry is ``{"url", "guid", "title", "author", "published",
-    "published_raw", "updated", "tags", "summary", "content"}`` with absolute
+    "published_raw", "updated", "tags", "categories", "summary", "content"}`` with absolute
     URLs and ISO 8601 UTC dates (``published_raw`` as the feed wrote it).
     An entry without a link has ``url`` None and a guid made from its
     content, stable from one crawl to the next. ``warnings`` says what was
@@ -93,6 +110,7 @@ def _entry(entry: Any, base: str) -> dict[str, Any]:
     # dict.get: feedparser's own get() maps a missing "updated" to "published"
     updated = parse_date(dict.get(entry, "updated_parsed")) or parse_date(dict.get(entry, "updated"))
     published = parse_date(dict.get(entry, "published_parsed")) or parse_date(dict.get(entry, "published"))
+    terms = [t for t in entry.get("tags", []) if (t.get("term") or "").strip()]
     return {
         "url": urljoin(base, entry["link"]) if entry.get("link") else None,
         "guid": entry.get("id") or entry.get("link") or _fallback_guid(entry),
@@ -102,7 +120,9 @@ def _entry(entry: Any, base: str) -> dict[str, Any]:
         "published": published or updated,
         "published_raw": dict.get(entry, "published") or dict.get(entry, "updated"),
         "updated": updated,
-        "tags": [t["term"].strip() for t in entry.get("tags", []) if (t.get("term") or "").strip()],
+        # a term whose scheme is a category's page is a category (Hexo and others file both as <category>)
+        "tags": [t["term"].strip() for t in terms if term_kind(t.get("scheme") or "") != "categories"],
+        "categories": [t["term"].strip() for t in terms if term_kind(t.get("scheme") or "") == "categories"],
         "summary": entry.get("summary"),
         "content": content[0].get("value") if content else None,
     }
@@ -143,6 +163,7 @@ def _parse_json_feed(body: bytes, url: str) -> dict[str, Any]:
                 "published_raw": item.get("date_published"),
                 "updated": parse_date(item.get("date_modified")),
                 "tags": [str(t) for t in item.get("tags") or []],
+                "categories": [],
                 "summary": item.get("summary"),
                 "content": content,
             }

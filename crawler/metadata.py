@@ -8,13 +8,14 @@ the first candidate that parses wins. Titles are chosen by agreement.
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 from parsel import Selector
 
 from .pages import ARTICLE_TYPES, DATE_TEXT, EDGE_TOKEN, furniture_marked, in_furniture, ld_nodes, time_datetime, url_date, visible_date
 from .article import article_body, text_mass
+from .feeds import term_kind
 from .site import SiteParts, fold
 from .titles import title_candidates
 
@@ -45,8 +46,17 @@ _AUTHOR_CLASSED = etree.XPath(
     "//body//*[contains(translate(@class, 'AUTHOR', 'author'), 'author')]"
     "[not(ancestor-or-self::*[contains(translate(@class, 'COMENT', 'coment'), 'comment')])]"
 )
-TAG_FOLDERS = {"tag", "tags", "t"}  # /tags/NAME/, /t/NAME, /tags/#name, ?tag=NAME
-CATEGORY_FOLDERS = {"category", "categories", "cat"}
+# An icon that labels the value beside or inside it: Font Awesome's ``fa-user`` and
+# ``fa-tags``, ``icon-tag``, ``octicon-person``, ``reco-account``...
+ICON_TOKEN = re.compile(
+    r"^(?:[a-z0-9]+[-_])+(?:(user|author|account|person|writer)|(tags?)|(folder|category|categories))"
+    r"(?:[-_](?:o|alt|open|fill|line|outline|solid|circle|s))*$",
+    re.I,
+)
+ICON_FIELDS = ("author", "tags", "categories")
+_ICONS = etree.XPath("//body//*[self::i or self::span or self::svg or self::em][@class]")
+VALUE_TAGS = {"a", "span", "time", "em", "strong", "b", "small"}  # what an icon's value is written in
+TAG_SPLIT = re.compile(r"\s*[,，、|·•]\s*")
 
 
 @dataclass
@@ -70,6 +80,8 @@ def candidates(
     root = sel.root
     ld = _ld_article(sel)
     page_titles = [(site.strip(v), o) for v, o in title_candidates(root) if not site.is_site(v)]
+    article = post_article(root)
+    icons = icon_labelled(root, article)
     found: list[tuple[str, Any, str]] = [
         ("title", entry.get("title"), "feed"),
         ("title", site.strip(_meta(sel, "og:title")), "og:title"),
@@ -82,6 +94,7 @@ def candidates(
         ("author", sel.xpath('string(//a[@rel="author"][1])').get(), "rel=author"),
         ("author", _itemprop_author(sel), "itemprop author"),
         ("author", classed_author(root), "author class"),
+        ("author", icons.get("author"), "author icon"),
         ("author", byline_author(root), "byline"),
         ("author", _handle_free(_meta(sel, "twitter:creator", "name")), "twitter:creator"),
         ("published", entry.get("published"), "feed"),
@@ -96,9 +109,10 @@ def candidates(
         ("updated", _meta(sel, "article:modified_time"), "article:modified_time"),
         ("updated", _meta(sel, "og:updated_time"), "og:updated_time"),
     ]
-    page_tags, page_categories = _term_links(sel, url)
+    page_tags, page_categories = _term_links(sel, url, article)
+    feed_categories = entry.get("categories") or []
+    known_categories = {c.lower() for c in [*page_categories, *feed_categories]}
     feed_tags = entry.get("tags") or []
-    known_categories = {c.lower() for c in page_categories}
     keywords = _meta(sel, "keywords", "name")
     found += [
         ("tags", _article_tags(sel), "article:tag"),
@@ -106,9 +120,11 @@ def candidates(
         ("tags", _keywords(ld.get("keywords")), "JSON-LD keywords"),
         ("tags", [t for t in feed_tags if t.lower() not in known_categories], "feed"),
         ("tags", labelled_tags(root), "tags label"),
+        ("tags", icons.get("tags"), "tags icon"),
         ("tags", [] if site.is_keywords(keywords) else _own_keywords(keywords, found, site), "meta keywords"),
         ("categories", page_categories, "category links"),
-        ("categories", [t for t in feed_tags if t.lower() in known_categories], "feed"),
+        ("categories", icons.get("categories"), "category icon"),
+        ("categories", [*feed_categories, *(t for t in feed_tags if t.lower() in known_categories)], "feed"),
     ]
     # one name, title or date a candidate (a list is a list of tags or categories only)
     return [Candidate(f, _clean(v), o) for f, v, o in found
@@ -139,18 +155,17 @@ def _single_h1(sel: Selector) -> str | None:
     return h1s[0] if len(h1s) == 1 else None
 
 
-def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
+def _term_links(sel: Selector, url: str, article: etree._Element | None) -> tuple[list[str], list[str]]:
     """Tags and categories the post links to: ``/tags/NAME``, ``/tags/#name``, ``?tag=NAME``.
 
     Only links within the blog count, and only in the post's article when there
     is one. When a page marks some of them ``rel=tag``, the unmarked ones are
     navigation (a sidebar's tag cloud) and are left out.
     """
-    article = _post_article(sel.root)
     # Inside the post's <article>, its own header and footer hold the post's terms;
     # without one, or when it holds none, what is not the site's furniture does.
     links = [Selector(root=a) for a in article.iter("a") if a.get("href") and not _furniture(a)] if article is not None else []
-    if not any(_term_folder(link.attrib["href"]) for link in links):
+    if not any(term_kind(link.attrib["href"]) for link in links):
         links = [link for link in sel.xpath("//a[@href]") if not _furniture(link.root)]
     host = urlsplit(url).netloc
     found: dict[str, list[tuple[str, bool]]] = {"tags": [], "categories": []}
@@ -160,14 +175,10 @@ def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
         if href.netloc != host or not text:
             continue
         rel = (link.attrib.get("rel") or "").lower().split()
-        # tags.html#name lists what /tags/name/ would
-        segments = [unquote(s).lower().removesuffix(".html").removesuffix(".htm") for s in href.path.split("/") if s]
-        folder = segments[-1] if href.fragment and segments else (segments[-2] if len(segments) > 1 else "")
-        params = {k.lower() for k, _ in parse_qsl(href.query)}
-        folder = folder or next((p for p in params if p in TAG_FOLDERS | CATEGORY_FOLDERS), "")
-        if folder in CATEGORY_FOLDERS or ("category" in rel and folder not in TAG_FOLDERS):
+        kind = term_kind(href.geturl())
+        if kind == "categories" or ("category" in rel and kind != "tags"):
             found["categories"].append((text, bool(rel)))
-        elif folder in TAG_FOLDERS or "tag" in rel:
+        elif kind == "tags" or "tag" in rel:
             found["tags"].append((text, "tag" in rel))
     tags, categories = (
         [text for text, marked in links if marked or not any(m for _, m in links)]
@@ -176,7 +187,7 @@ def _term_links(sel: Selector, url: str) -> tuple[list[str], list[str]]:
     return tags, categories
 
 
-def _post_article(root: etree._Element) -> etree._Element | None:
+def post_article(root: etree._Element) -> etree._Element | None:
     """The element that holds the post: the ``<article>`` around its body (not a prev/next or
     related card); without one, the smallest element around its title that holds most of the text."""
     body = article_body(root)
@@ -207,13 +218,6 @@ def _term_label(link: etree._Element) -> str:
             text = text.replace(el.text or "", "", 1)
     text = re.sub(r"\s*[(（\[]\d+[)）\]]\s*$", "", " ".join(text.split()))
     return text.lstrip("#").strip()
-
-
-def _term_folder(href: str) -> bool:
-    parts = urlsplit(href)
-    segments = [unquote(x).lower().removesuffix(".html").removesuffix(".htm") for x in parts.path.split("/") if x]
-    folders = set(segments if parts.fragment else segments[:-1])
-    return bool(folders & (TAG_FOLDERS | CATEGORY_FOLDERS))
 
 
 def _furniture(element: etree._Element, *, itself: bool = False) -> bool:
@@ -333,13 +337,25 @@ def byline_author(root: etree._Element) -> str | None:
         for el in (holder, holder.getparent(), holder.getparent().getparent() if holder.getparent() is not None else None):
             if el is None or _furniture(el, itself=True):
                 break
-            text = " ".join(el.xpath("string()").split())
-            if len(text) > MAX_BYLINE_CHARS:
+            text = _short_text(el, MAX_BYLINE_CHARS)
+            if text is None:
                 break
             match = BYLINE.search(text)
             if match and plausible_name(match.group(1)):
                 return match.group(1).strip()
     return None
+
+
+def _short_text(el: etree._Element, limit: int) -> str | None:
+    """``el``'s text, white space collapsed, or None when it is longer than ``limit``: read no
+    further than that (a byline's holder may be the whole article, for each of its words "by")."""
+    parts, raw = [], 0
+    for piece in el.itertext():
+        parts.append(piece)
+        raw += len(piece)
+        if raw > limit and len(" ".join("".join(parts).split())) > limit:
+            return None
+    return " ".join("".join(parts).split())
 
 
 def plausible_name(text: str, *, marked: bool = False) -> bool:
@@ -374,3 +390,55 @@ def labelled_tags(root: etree._Element) -> list[str]:
             if links:
                 return [t for t in links if t]
     return []
+
+
+def icon_labelled(root: etree._Element, article: etree._Element | None) -> dict[str, Any]:
+    """The author, tags and categories an icon labels, in the post's article (or, without one,
+    outside the site's furniture): ``<i class="fa fa-tags"></i> rust, python``, or the icon
+    around the value, ``<i class="icon-user"><span>NAME</span></i>``. ``article``: see ``post_article``."""
+    found: dict[str, Any] = {}
+    for icon in _ICONS(root):
+        field = _icon_field(icon)
+        if field is None or field in found or in_furniture(icon):
+            continue
+        if article is not None and article not in icon.iterancestors():
+            continue
+        if article is None and _furniture(icon):
+            continue
+        text, items = _icon_values(icon)
+        if field == "author":
+            name = BYLINE_LABEL.sub("", text).strip(" :：·|-")
+            if name and plausible_name(name, marked=True):
+                found[field] = name
+        else:
+            values = items or [v for v in TAG_SPLIT.split(text) if v]
+            if values and not TAGS_LABEL.match(values[0] + ":"):
+                found[field] = values
+    return found
+
+
+def _icon_field(el: etree._Element) -> str | None:
+    for token in el.get("class", "").split():
+        match = ICON_TOKEN.match(token)
+        if match:
+            return ICON_FIELDS[next(i for i, g in enumerate(match.groups()) if g)]
+    return None
+
+
+def _icon_values(icon: etree._Element) -> tuple[str, list[str]]:
+    """The text an icon labels, and its items (links, or elements of one value each): inside
+    the icon when it holds text, else after it up to the next icon, a line break or a block."""
+    if _squash(icon.xpath("string()")):
+        items = [t for child in icon if (t := _squash(child.xpath("string()")))]
+        return _squash(icon.xpath("string()")), items if len(items) > 1 else []
+    texts, links = [icon.tail or ""], []
+    for sib in icon.itersiblings():
+        if sib.tag not in VALUE_TAGS or any(_icon_field(el) for el in sib.iter()):
+            break
+        texts += [sib.xpath("string()"), sib.tail or ""]
+        links += [t for a in sib.iter("a") if (t := _squash(a.xpath("string()")))]
+    return _squash(" ".join(texts)), links
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())

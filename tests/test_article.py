@@ -13,7 +13,7 @@ from crawler.article import (
     protected,
 )
 from crawler.extract import extract_post
-from crawler.metadata import byline_author, candidates, classed_author, labelled_tags
+from crawler.metadata import byline_author, candidates, classed_author, icon_labelled, labelled_tags, post_article
 from crawler.pages import visible_date
 
 LONG = "<p>" + " ".join(["A sentence of the post that says something worth reading."] * 12) + "</p>"
@@ -123,3 +123,28 @@ def test_a_json_ld_author_with_several_names_is_one_author():
 
 def test_an_author_box_that_says_about_its_author():
     assert classed_author(tree('<div class="authorbox"><span class="authorbox__name">About Matt</span></div>')) == "Matt"
+
+
+def test_an_icon_labels_the_author_and_the_tags_beside_or_inside_it():
+    beside = tree('<article><header><nav><h2>Crate management</h2><i class="fa fa-calendar"></i> <time>26 Jan</time>'
+                  '<br><i class="fa fa-tags"></i> programming, rust</nav></header>' + LONG + '</article>')
+    assert icon_labelled(beside, post_article(beside)) == {"tags": ["programming", "rust"]}
+    inside = tree('<div class="theme-container no-sidebar"><main><h1>周六</h1><div><i class="iconfont reco-account">'
+                  '<span>一度</span></i> <i class="iconfont reco-tag tags"><span class="tag-item">随笔</span>'
+                  '<span class="tag-item">生活</span></i></div>' + LONG + '</main></div>')
+    assert icon_labelled(inside, post_article(inside)) == {"author": "一度", "tags": ["随笔", "生活"]}
+    # a sidebar's tag cloud heading is no post's tags
+    sidebar = tree('<main><h1>Post</h1>' + LONG + '</main><div class="sidebar"><h3><i class="fa fa-tags"></i> Tags</h3>'
+                   '<a href="/tags/x/">x</a></div>')
+    assert icon_labelled(sidebar, post_article(sidebar)) == {}
+
+
+def test_nested_categories_and_feed_terms_filed_by_their_page():
+    page = ('<html><head><title>T</title></head><body><article><h1>T</h1>' + LONG +
+            '<a class="article-category-link" href="/categories/Jenkins/">Jenkins</a>'
+            '<a class="article-category-link" href="/categories/Jenkins/Tox-Core/">Tox Core</a></article></body></html>')
+    entry = {"tags": ["release"], "categories": ["Jenkins", "Tox Core"]}
+    found = {c.origin + " " + c.field: c.value for c in candidates(Selector(text=page), "https://blog.test/p/1", entry)}
+    assert found["category links categories"] == ["Jenkins", "Tox Core"]
+    assert found["feed tags"] == ["release"]
+    assert "tag links tags" not in found

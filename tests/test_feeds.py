@@ -173,3 +173,13 @@ def test_json_feed_lone_surrogates_become_replacement_characters():
     body = b'{"version": "https://jsonfeed.org/version/1.1", "items": [{"id": "1", "url": "https://b.test/1", "title": "bad \\ud800 title"}]}'
     (entry,) = parse_feed(body, "https://b.test/feed.json")["entries"]
     assert entry["title"] == "bad \ufffd title"
+
+
+def test_terms_whose_scheme_is_a_category_page_are_categories():
+    atom = b"""<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>B</title>
+    <entry><title>P</title><link href="https://blog.test/p/1/"/><id>1</id><updated>2024-01-01T00:00:00Z</updated>
+    <category term="Tox Core" scheme="https://blog.test/categories/Jenkins/Tox-Core/"/>
+    <category term="audio" scheme="https://blog.test/tags/audio/"/><category term="plain"/></entry></feed>"""
+    entry = parse_feed(atom, "https://blog.test/atom.xml")["entries"][0]
+    assert entry["categories"] == ["Tox Core"]
+    assert entry["tags"] == ["audio", "plain"]
