@@ -8,6 +8,7 @@ that every page is judged knowing which URLs the feeds list.
 import codecs
 import gzip
 import io
+import re
 from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
 from typing import Any
@@ -33,7 +34,7 @@ from ..encoding import html_encoding
 from ..extract import extract_post
 from ..feeds import FeedError, looks_like_feed, parse_feed
 from ..incremental import load_plan, sitemap_lastmod
-from ..items import CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
+from ..items import BlogPost, CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..middlewares import META_KEY as MAPPED
 from ..pages import HOME, SectionStats, below, decide, in_scope, listing_links, read_evidence, url_date, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
@@ -47,6 +48,10 @@ COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml", "fe
 DISCOVERY_PRIORITY = 100
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
 HREFS = etree.XPath("//a/@href | //area/@href")
+LATE_ENTRY = "late_entry"  # meta: a post fetched again for a feed entry read after its extraction
+# Publish dates that carry their time; others (a visible date, <time> with a day only...) may lack it.
+TIMED_ORIGINS = {"feed", "JSON-LD datePublished", "article:published_time"}
+TIME_OF_DAY = re.compile(r"\d:\d\d")
 
 
 class BlogSpider(Spider):
@@ -111,6 +116,7 @@ class BlogSpider(Spider):
             parsed=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             entries=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             listed=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
+            lacking=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
         )
         state.seen.add(url_key(source["url"]))
@@ -186,6 +192,11 @@ class BlogSpider(Spider):
             state.held.append(request)
         else:
             yield request
+
+    def _again(self, state: SourceState, url: str) -> Request:
+        """The post once more, for the feed entry that came after its extraction."""
+        return Request(url, callback=self.parse_page, errback=self.on_error, cb_kwargs={"state": state},
+                       meta={"source_id": state.id, REVALIDATE: True, LATE_ENTRY: True}, dont_filter=True)
 
     def _doubt(self, state: SourceState, response: Response) -> Iterator[Request]:
         """The page again, without validators, when its feed entry says it changed since."""
@@ -284,6 +295,10 @@ class BlogSpider(Spider):
                 listed.append(url)
                 if not state.plan or state.plan.wants_entry(url, entry.get("updated")):
                     yield from self._page(state, url)
+                flags = state.lacking.get(url_key(url))
+                if flags and brings(entry, flags):  # extracted before this feed was read
+                    del state.lacking[url_key(url)]
+                    yield self._again(state, url)
         for url in state.plan.missing(response, listed, state.own, feed=feed) if state.plan else []:
             yield from self._page(state, url)
         for link in feed["next"]:
@@ -374,7 +389,8 @@ class BlogSpider(Spider):
             aliases.append({"alias": url, "why": "rel=canonical"})
             state.seen.add(url_key(canonical))
             url = canonical
-        if url_key(url) in state.parsed:  # reached again through a redirect or another form
+        # reached again through a redirect or another form (but fetched again for a late feed entry)
+        if url_key(url) in state.parsed and not response.meta.get(LATE_ENTRY):
             if state.parsed[url_key(url)] == "post":
                 for a in aliases:
                     yield PostAlias(state.id, a["alias"], url, a["why"])
@@ -384,7 +400,9 @@ class BlogSpider(Spider):
             entry = state.plan.cached_entry(url, state.own, state.sections, state.scope)
         if entry and state.own(entry["url"]) != url:
             aliases.append({"alias": state.own(entry["url"]), "why": "feed link"})
-        state.note_date(evidence.published)
+        late = response.meta.get(LATE_ENTRY)  # a page judged and learned from already
+        if not late:
+            state.note_date(evidence.published)
         content_links = [(t, text) for href, text in listing_links(sel.root) if (t := state.link(base, href, encoding))]
         kind, reason = decide(url, state.scope, evidence, in_feed=entry is not None,
                               dated_text=bool(evidence.published or evidence.visible_date or url_date(url)),
@@ -393,10 +411,11 @@ class BlogSpider(Spider):
                               children_linked=len({url_key(t) for t, _ in content_links if below(t, url)}))
         state.parsed[url_key(url)] = kind
         yield PageRecord(url, state.id, kind, reason)
-        state.site.note_name(evidence.site_name)
-        if reason == HOME:
-            state.site.note_name(evidence.title)
-        state.site.note_page(evidence.title, evidence.headings, post=kind == "post")
+        if not late:
+            state.site.note_name(evidence.site_name)
+            if reason == HOME:
+                state.site.note_name(evidence.title)
+            state.site.note_page(evidence.title, evidence.headings, post=kind == "post")
         if kind == "listing":
             for own, text in content_links:
                 if not state.listed.get(url_key(own)):
@@ -422,6 +441,12 @@ class BlogSpider(Spider):
             return
         post.source_id = state.id
         post.aliases = aliases
+        if entry is None and (flags := lacks(post)):
+            late = state.entries.get(url_key(url))  # read while the page was being extracted
+            if late is not None and brings(late, flags):
+                yield self._again(state, url)
+            else:
+                state.lacking[url_key(url)] = flags
         yield post
 
     def on_error(self, failure: Failure) -> Iterator[Any]:
@@ -458,6 +483,23 @@ def _declared_feeds(response: TextResponse, state: SourceState) -> list[str]:
         if (link.attrib.get("type") or "").lower() in FEED_TYPES
     ]
     return list(dict.fromkeys(u for u in (state.own(x) or "" for x in declared) if u))
+
+
+def lacks(post: BlogPost) -> str:
+    """What a feed entry could give the post that its page did not: ``t`` a published time
+    (the page's date is not a structured one with its time), ``g`` tags, ``c`` categories,
+    ``a`` an author."""
+    chosen = {p["field"]: p["origin"] for p in post.provenance if p.get("chosen")}
+    missing = {"t": chosen.get("published") not in TIMED_ORIGINS, "g": not post.tags,
+               "c": not post.categories, "a": not post.author}
+    return "".join(flag for flag, lacking in missing.items() if lacking)
+
+
+def brings(entry: dict[str, Any], flags: str) -> bool:
+    """True when the feed ``entry`` gives something of what ``flags`` (see ``lacks``) says is missing."""
+    offers = {"t": bool(entry.get("published")) and bool(TIME_OF_DAY.search(entry.get("published_raw") or "")),
+              "g": bool(entry.get("tags")), "c": bool(entry.get("categories")), "a": bool(entry.get("author"))}
+    return any(offers[flag] for flag in flags)
 
 
 def _redirect_aliases(response: Response, state: SourceState, final: str) -> list[dict[str, str]]:

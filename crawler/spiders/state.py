@@ -45,6 +45,7 @@ class SourceState:
     parsed: SpillDict  # url_key -> kind, of pages judged
     entries: SpillDict  # url_key -> feed entry
     listed: SpillDict  # url_key -> the text of a listing's link to it ("" for none)
+    lacking: SpillDict  # url_key -> what a post extracted without a feed entry lacks (crawler.spiders.blog.lacks)
     pending: int = 0  # feeds, robots.txt and sitemaps not yet read
     held: list[Any] = field(default_factory=list)
     feeds: list[str] = field(default_factory=list)
