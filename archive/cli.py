@@ -132,11 +132,12 @@ def _crawl(urls: tuple[str, ...], host_map: dict[str, str], delay: float | None,
         db = open_archive(db_path)
     except ArchiveError as e:
         raise ConfigError(str(e)) from e
-    for url in urls:
-        try:
-            ensure_source(db, url)
-        except ValueError as e:
-            raise ConfigError(str(e)) from e
+    try:
+        with db.atomic():  # all the sources or none: a command that fails changes nothing
+            for url in urls:
+                ensure_source(db, url)
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
     last_run = db.execute("select coalesce(max(id), 0) from crawl_runs").fetchone()[0]
     slots = _source_delays(db, host_map)
     db.close()

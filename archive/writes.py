@@ -49,6 +49,18 @@ def default_name(url: str) -> str:
     return (parts.netloc + parts.path).rstrip("/")
 
 
+def unique_name(db: Database, url: str) -> str:
+    """``default_name(url)``, or when another source has it, the URL with its file name
+    (``site/feeds/b.xml``), else that with a number (``site/feeds-2``)."""
+    parts = urlsplit(normalize_url(url))
+    whole = (parts.netloc + parts.path).rstrip("/")
+    taken = {r["name"] for r in db.query("select name from sources")}
+    for name in (default_name(url), whole):
+        if name not in taken:
+            return name
+    return next(f"{whole}-{n}" for n in range(2, len(taken) + 3) if f"{whole}-{n}" not in taken)
+
+
 def ensure_source(db: Database, url: str, *, name: str | None = None) -> dict[str, Any]:
     """Return the source for ``url``, adding it when new.
 
@@ -62,8 +74,9 @@ def ensure_source(db: Database, url: str, *, name: str | None = None) -> dict[st
     existing = list(db.query("select * from sources where url = ?", [url]))
     if existing:
         return existing[0]
-    name = name or default_name(url)
-    if list(db.query("select id from sources where name = ?", [name])):
+    if name is None:
+        name = unique_name(db, url)
+    elif list(db.query("select id from sources where name = ?", [name])):
         raise ValueError(f"a source named {name!r} already exists")
     with db.atomic():
         db["sources"].insert(

@@ -117,10 +117,24 @@ class CallbackErrorsMiddleware:
         return [CrawlError(source_id, response.url, "bug", f"{type(exception).__name__}: {exception}")]
 
 
+class _OneLine(logging.Filter):
+    """A robots.txt that could not be fetched is one line in the log, not a traceback: the
+    host's pages are refused for it, and each of those is recorded in ``crawl_errors``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            record.msg, record.args = "%s (%s)", (record.getMessage(), type(record.exc_info[1]).__name__)
+            record.exc_info = record.exc_text = None
+        return True
+
+
 class RobotsPolicyMiddleware(RobotsTxtMiddleware):
     def __init__(self, crawler: "Crawler"):
         super().__init__(crawler)
         self.unreachable: dict[str, str] = {}
+        robots_logger = logging.getLogger(RobotsTxtMiddleware.__module__)
+        if not any(isinstance(f, _OneLine) for f in robots_logger.filters):
+            robots_logger.addFilter(_OneLine())
 
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         if response.status >= 500:

@@ -10,7 +10,7 @@ import zlib
 
 import brotli
 import pytest
-from conftest import ROOT
+from conftest import BLOGARCHIVE, ROOT
 from faultserver import FaultServer, answer, compressed, drop_after, sequence, stall
 
 HOST = "faults.test"
@@ -147,3 +147,14 @@ def test_garbage_and_truncated_bodies_archive_nothing_and_crash_nothing(crawl):
 def test_files_that_are_not_pages_are_never_fetched(crawl):
     _, hits, _, _ = crawl
     assert "/paper.pdf" not in hits and "/photo.png" not in hits
+
+
+def test_a_host_that_does_not_resolve_is_one_recorded_error_and_no_traceback(tmp_path):
+    db = tmp_path / "archive.db"
+    # .invalid never resolves (RFC 2606)
+    proc = subprocess.run([BLOGARCHIVE, "crawl", "http://no-such-blog.invalid/feed.xml",
+                           "--db", str(db), "--delay", "0"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "no-such-blog.invalid" in proc.stderr
+    errors = sqlite3.connect(db).execute("select kind, message from crawl_errors").fetchall()
+    assert [kind for kind, _ in errors] == ["seed"] and "unreachable" in errors[0][1]

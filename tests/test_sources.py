@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 from blogserver import Blog, BlogServer
-from conftest import run_cli
+from conftest import rows, run_cli
+
+from archive import ensure_source, open_archive
 
 
 def source_row(db: Path) -> dict:
@@ -112,3 +114,32 @@ def test_crawl_usage_and_configuration_errors_exit_2(db_path, args, message):
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_two_feeds_of_one_site_and_two_blogs_of_one_folder_are_distinct_sources(db_path):
+    db = open_archive(db_path)
+    try:
+        a = ensure_source(db, "https://site.test/feeds/a.xml")
+        b = ensure_source(db, "https://site.test/feeds/b.xml")
+        c = ensure_source(db, "https://site.test/~ann/notes.html")
+        d = ensure_source(db, "https://site.test/~ann/diary.html")
+        assert [s["name"] for s in (a, b, c, d)] == [
+            "site.test/feeds", "site.test/feeds/b.xml", "site.test/~ann", "site.test/~ann/diary.html"]
+        # a name taken even with the file name gets a number
+        db["sources"].update(b["id"], {"url": "https://site.test/other/"})
+        assert ensure_source(db, "https://site.test/feeds/b.xml")["name"] == "site.test/feeds/b.xml-2"
+    finally:
+        db.close()
+
+
+def test_a_crawl_of_two_feeds_of_one_site_crawls_both(db_path, blog):
+    proc = crawl(db_path, blog, "http://set.test/feed.xml", "http://set.test/feed.xml?lang=en")
+    names = [r[0] for r in sqlite3.connect(db_path).execute("select name from sources order by id")]
+    assert names == ["set.test", "set.test/feed.xml"], proc.stderr
+
+
+def test_a_crawl_command_that_fails_adds_no_source(db_path, blog):
+    proc = crawl(db_path, blog, "http://set.test/", "ftp://set.test/feed.xml", check=False)
+    assert proc.returncode == 2 and "not an http(s) URL" in proc.stderr
+    assert not db_path.exists() or not rows(db_path, "select * from sqlite_master where name = 'sources'") \
+        or rows(db_path, "select * from sources") == []
