@@ -1,16 +1,22 @@
-"""Downloader middleware: send requests for some hosts to another base URL.
+"""Downloader middlewares: send requests for some hosts to another base URL; refuse a
+gzip body that is cut short.
 
 ``ARCHIVE_MAP_HOSTS = {"blog.example.com": "http://127.0.0.1:8000"}`` makes a
 request for ``https://blog.example.com/p/1`` go to ``http://127.0.0.1:8000/p/1``
 while the response, and so the archive, keeps the original URL. This is how a
 blog is archived from a mirror, a staging copy or a local test server.
+
+``TruncatedGzipMiddleware``: Scrapy decompresses what a cut gzip stream holds and
+says nothing; a page cut short is refused here instead (its error is recorded).
 """
+
+import zlib
 
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from scrapy import Request
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response
 
 from archive.urls import host_of
@@ -19,6 +25,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 META_KEY = "archive_mapped"
+CHUNK = 1 << 20
 
 
 class MapHostsMiddleware:
@@ -56,3 +63,40 @@ class MapHostsMiddleware:
                 absolute = f"{parts.scheme}://{parts.netloc}{absolute[len(base):] or '/'}"
             response.headers["Location"] = absolute
         return response.replace(url=original)
+
+
+class TruncatedGzipMiddleware:
+    """Between the downloader and Scrapy's decompression: a gzip body must reach its end."""
+
+    def __init__(self, max_size: int):
+        self.max_size = max_size
+
+    @classmethod
+    def from_crawler(cls, crawler: "Crawler") -> "TruncatedGzipMiddleware":
+        return cls(crawler.settings.getint("DOWNLOAD_MAXSIZE"))
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        encoding = response.headers.get("Content-Encoding", b"").lower()
+        if encoding in (b"gzip", b"x-gzip") and not gzip_complete(response.body, self.max_size):
+            raise IgnoreRequest(f"truncated: the gzip body ({len(response.body)} bytes) is cut short, not archived")
+        return response
+
+
+def gzip_complete(body: bytes, max_size: int = 0) -> bool:
+    """True when every gzip member of ``body`` ends, or when it holds more than ``max_size``
+    bytes (the size cap refuses it then); output is read a chunk at a time and dropped."""
+    data, size = body, 0
+    while data:
+        decompressor = zlib.decompressobj(wbits=31)
+        try:
+            while data and not decompressor.eof:
+                size += len(decompressor.decompress(data, CHUNK))
+                data = decompressor.unconsumed_tail
+                if max_size and size > max_size:
+                    return True
+        except zlib.error:
+            return True  # not gzip at all: Scrapy's decompression says so
+        if not decompressor.eof:
+            return False
+        data = decompressor.unused_data
+    return True

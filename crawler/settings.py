@@ -78,6 +78,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.MapHostsMiddleware": 990,
     # after decompression and redirects, before retries: sees every body once
     "crawler.conditional.ConditionalMiddleware": 585,
+    # before decompression (590): a gzip body cut short is refused, not read in part
+    "crawler.middlewares.TruncatedGzipMiddleware": 595,
     # holds requests while pages wait for an extraction worker (back-pressure)
     "crawler.pool.ExtractionGate": 60,
 }

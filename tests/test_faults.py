@@ -120,6 +120,7 @@ def test_500_then_200_is_retried_and_429_waits_and_retries(crawl):
     ("/slow/", "network", "took longer than"),
     ("/dropped/", "network", "the connection broke before the whole answer arrived"),
     ("/short/", "network", "the connection broke before the whole answer arrived"),
+    ("/truncated-gzip/", "network", "gzip body (120 bytes) is cut short"),
     ("/loop/", "ignored", "max redirections"),
     ("/gone/", "http", "HTTP 410"),
     ("/missing/", "http", "HTTP 404"),

@@ -542,6 +542,8 @@ def _error_kind(failure: Failure) -> str:
     if "DOWNLOAD_MAXSIZE" in message or "larger than download max size" in message:
         return "too-large"
     if isinstance(failure.value, IgnoreRequest):
+        if message.startswith("truncated"):
+            return "network"
         return "robots" if "robots.txt" in message else "refused" if message.startswith("refused") else "ignored"
     return "network"
 
