@@ -9,21 +9,20 @@ pages wait for a worker, so the pages in flight stay bounded.
 
 A page gets ``ARCHIVE_EXTRACT_TIMEOUT`` seconds: SIGALRM stops it inside the
 worker, and a worker that does not answer even then (stuck in C code) is
-killed and replaced. Workers end with the crawl: they stop at the end of their
+killed and replaced. The workers run ``crawler.worker``, which imports neither Scrapy nor
+Twisted, and each is replaced by a fresh one after ``ARCHIVE_EXTRACT_RECYCLE_PAGES`` pages or
+once it holds more than ``ARCHIVE_EXTRACT_RECYCLE_MB``. Workers end with the crawl: they stop at the end of their
 pipe, and on Linux the kernel kills them when their parent, the forkserver,
 goes (it goes when the crawl's process does, however that one ends).
 """
 
 import asyncio
-import ctypes
 import json
 import logging
 import multiprocessing
-import signal
-import sys
-import traceback
+import os
 from collections import Counter, deque
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,7 @@ from scrapy.exceptions import NotConfigured
 
 from .extract import extract_post
 from .items import BlogPost
+from .worker import work
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -41,54 +41,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
 STOP_SECONDS = 5.0  # a worker asked to stop is killed after this long
 
 
 class ExtractionFailed(Exception):
     """A page could not be extracted: it took too long, or its worker failed."""
-
-
-class _PageTimeout(BaseException):
-    """Raised by SIGALRM inside a worker; a BaseException, so no ``except Exception`` in trafilatura hides it."""
-
-
-# -- the worker process ------------------------------------------------------------------
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise _PageTimeout
-
-
-def _work(conn: Connection, timeout: float) -> None:
-    """A worker's life: extract the pages that come down ``conn`` until it closes or says stop (None)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the crawl decides when to stop
-    signal.signal(signal.SIGALRM, _on_alarm)
-    if sys.platform == "linux":
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    while True:
-        try:
-            task = conn.recv()
-        except EOFError:
-            return
-        if task is None:
-            return
-        url, html, options = task
-        try:
-            signal.setitimer(signal.ITIMER_REAL, timeout)
-            try:
-                post = extract_post(url, html, **options)
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-            answer: tuple[str, Any] = ("ok", asdict(post) if post else None)
-        except _PageTimeout:
-            answer = ("timeout", None)
-        except Exception:
-            answer = ("error", traceback.format_exc())
-        try:
-            conn.send(answer)
-        except OSError:  # the crawl is gone
-            return
 
 
 # -- the crawl's side --------------------------------------------------------------------
@@ -108,17 +65,30 @@ class _Worker:
     conn: Connection
     task: _Task | None = None
     deadline: asyncio.TimerHandle | None = None
+    pages: int = 0  # pages it answered
+
+
+def resident_mb(pid: int | None) -> float:
+    """A process's resident memory in MB (0 where /proc does not tell)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 class ExtractionPool:
     """Worker processes that run ``extract_post``; inline in this process when ``workers`` is 0."""
 
-    def __init__(self, *, workers: int, timeout: float, queue: int, stats: "StatsCollector | None" = None):
-        if workers < 0 or timeout <= 0 or queue < 1:
-            raise ValueError("workers >= 0, timeout > 0 and queue >= 1, please")
+    def __init__(self, *, workers: int, timeout: float, queue: int, stats: "StatsCollector | None" = None,
+                 recycle_pages: int = 1000, recycle_mb: float = 250):
+        if workers < 0 or timeout <= 0 or queue < 1 or recycle_pages < 1 or recycle_mb <= 0:
+            raise ValueError("workers >= 0, timeout > 0, queue >= 1 and recycling after >= 1 page and > 0 MB, please")
         self.workers = workers
         self.timeout = timeout
         self.queue_limit = queue
+        self.recycle_pages = recycle_pages
+        self.recycle_mb = recycle_mb
         self.stats = stats
         self.waiting: deque[_Task] = deque()
         self.running: list[_Worker] = []
@@ -129,7 +99,7 @@ class ExtractionPool:
         self.deaths = 0  # workers that died in a row, without an answer between
         self.broken = ""  # why no worker is left, when they keep dying
         self.in_flight_max = 0
-        self.counts: Counter[str] = Counter()  # timeout, error, failed, workers_replaced, gate_waits
+        self.counts: Counter[str] = Counter()  # timeout, error, failed, workers_replaced, workers_recycled, gate_waits
         self.loop: asyncio.AbstractEventLoop | None = None
 
     @classmethod
@@ -140,6 +110,8 @@ class ExtractionPool:
             timeout=settings.getfloat("ARCHIVE_EXTRACT_TIMEOUT"),
             queue=settings.getint("ARCHIVE_EXTRACT_QUEUE"),
             stats=crawler.stats,
+            recycle_pages=settings.getint("ARCHIVE_EXTRACT_RECYCLE_PAGES"),
+            recycle_mb=settings.getfloat("ARCHIVE_EXTRACT_RECYCLE_MB"),
         )
         crawler.signals.connect(pool.close, signal=signals.spider_closed)
         return pool
@@ -154,7 +126,8 @@ class ExtractionPool:
         self.loop = asyncio.get_running_loop()
         if self.workers:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload([__name__, "crawler.warmup"])  # imported once, in the forkserver
+            # imported once, in the forkserver: the worker's code and what extraction loads (no Scrapy, no Twisted)
+            ctx.set_forkserver_preload(["crawler.worker", "crawler.warmup"])
             for _ in range(self.workers):
                 self._spawn(ctx)
             logger.info("extraction: %d worker processes, pids %s", self.workers,
@@ -163,7 +136,7 @@ class ExtractionPool:
     def _spawn(self, ctx: Any) -> None:
         assert self.loop is not None
         conn, child = ctx.Pipe()
-        process = ctx.Process(target=_work, args=(child, self.timeout), name="blogarchive-extract", daemon=True)
+        process = ctx.Process(target=work, args=(child, self.timeout), name="blogarchive-extract", daemon=True)
         process.start()
         child.close()
         worker = _Worker(process, conn)
@@ -239,7 +212,14 @@ class ExtractionPool:
             return
         self.deaths = 0
         self._finish(worker, answer)
-        self.idle.append(worker)
+        worker.pages += 1
+        if worker.pages >= self.recycle_pages or resident_mb(worker.process.pid) > self.recycle_mb:
+            self._stop(worker, kill=False)  # a fresh worker instead: what a huge page grew is given back
+            self._inc("extract/workers_recycled")
+            if not self.closed:
+                self._spawn(multiprocessing.get_context("forkserver"))
+        else:
+            self.idle.append(worker)
         self._dispatch()
 
     def _on_stuck(self, worker: _Worker) -> None:

@@ -43,6 +43,10 @@ ARCHIVE_EXTRACT_WORKERS = os.cpu_count() or 1
 ARCHIVE_EXTRACT_TIMEOUT = 30.0
 # Pages waiting for a worker at most: beyond, new requests wait.
 ARCHIVE_EXTRACT_QUEUE = 8
+# A worker is replaced by a fresh one after this many pages, or once its resident
+# memory passes this many MB (a huge page's parse leaves the heap grown).
+ARCHIVE_EXTRACT_RECYCLE_PAGES = 1000
+ARCHIVE_EXTRACT_RECYCLE_MB = 250
 # Keys a crawl keeps in memory per blog for what grows with it (URLs seen, pages
 # judged, feed entries); beyond, they are kept in a temporary file.
 ARCHIVE_MEMORY_KEYS = 100_000

@@ -321,3 +321,47 @@ def test_no_worker_outlives_a_crawl_stopped_midway(slow_server, tmp_path, how):
     proc.communicate(timeout=120)
     assert proc.returncode == 1
     assert survivors(tag) == []
+
+
+def test_workers_import_neither_scrapy_nor_twisted():
+    """What the pool's forkserver preloads, and so every worker holds."""
+    code = ("import sys, crawler.worker, crawler.warmup; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'twisted')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_workers_are_recycled_after_their_pages_and_the_results_stay_the_same():
+    url, html = pages()[0]
+
+    async def scenario():
+        pool = await started(recycle_pages=2)
+        try:
+            pids = set()
+            posts = []
+            for _ in range(5):
+                pids |= {w.process.pid for w in pool.idle}
+                posts.append(await pool.extract(url, html))
+            return posts, pids, dict(pool.counts)
+        finally:
+            pool.close()
+
+    posts, pids, counts = run(scenario())
+    assert all(p == extract_post(url, html) for p in posts)
+    assert counts == {"workers_recycled": 2} and len(pids) == 3
+
+
+def test_a_worker_that_grew_past_its_memory_limit_is_recycled():
+    url, html = pages()[0]
+
+    async def scenario():
+        pool = await started(recycle_mb=1)  # every worker holds more than 1 MB
+        try:
+            first = pool.idle[0].process.pid
+            await pool.extract(url, html)
+            return first, pool.idle[0].process.pid, dict(pool.counts)
+        finally:
+            pool.close()
+
+    first, second, counts = run(scenario())
+    assert first != second and counts == {"workers_recycled": 1}
