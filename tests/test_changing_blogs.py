@@ -1,0 +1,210 @@
+"""The default crawl on changing blogs: every edit and deletion the blog announces, each document once.
+
+Each test crawls a test blog (``tests/blogserver.py``) once, changes it as a
+blog does (new posts, edits, deletions), runs the default crawl once, and
+asserts the archive (versions, ``gone_at``) and the exact requests of that
+run, each path with its status: none is asked twice. A last run, with
+nothing changed, makes at most 10 requests.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from blogserver import Blog, BlogServer
+from conftest import rows
+from test_incremental import crawl, posts, versions
+
+EDIT = "An edited paragraph, which the blog announces in its feed or its sitemap."
+NO_CHANGE_MAX_REQUESTS = 10
+
+
+@dataclass
+class Outcome:
+    db: Path
+    hits: dict[str, int]  # path -> status of the run after the change (each path once)
+    before: dict[str, dict]
+    after: dict[str, dict]
+    new_versions: list[tuple[str, str]]
+    quiet: list[str]  # the paths of a run with nothing changed
+
+    def url(self, path: str) -> str:
+        return next(u for u in self.after if u.endswith(path))
+
+    def gone(self) -> set[str]:
+        return {u for u, p in self.after.items() if p["gone_at"]}
+
+
+def changed_run(db: Path, blog: Blog, change: Callable[[Blog], None]) -> Outcome:
+    with BlogServer(blog) as server:
+        servers = {blog.host: server}
+        crawl(db, servers)
+        server.take_hits()
+        before, old_versions = posts(db), versions(db)
+        time.sleep(1)  # an edit comes at least a second after the last check (dates have second precision)
+        change(blog)
+        crawl(db, servers)
+        hits = server.take_hits()
+        after = posts(db)
+        new_versions = versions(db)[len(old_versions):]
+        crawl(db, servers)
+        quiet = [h.path for h in server.take_hits()]
+    paths = [h.path for h in hits]
+    assert len(paths) == len(set(paths)), f"requested twice: {sorted(paths)}"
+    assert len(quiet) <= NO_CHANGE_MAX_REQUESTS, quiet
+    assert len(quiet) == len(set(quiet)), quiet
+    (run,) = rows(db, "select * from crawl_runs order by id desc limit 1")
+    assert (run["status"], run["extractions"], run["versions"]) == ("finished", 0, 0)
+    return Outcome(db, {h.path: h.status for h in hits}, before, after, new_versions, quiet)
+
+
+def assert_edited(outcome: Outcome, *paths: str) -> None:
+    """Exactly these posts changed, each with one new ``text`` version holding the edit."""
+    edited = {outcome.url(p) for p in paths}
+    assert sorted(v for v in outcome.new_versions if v[1] != "new") == sorted((u, "text") for u in edited)
+    for url in edited:
+        assert EDIT in outcome.after[url]["text"], url
+        assert EDIT not in outcome.before[url]["text"], url
+    for url in set(outcome.before) - edited:
+        assert outcome.after[url]["text"] == outcome.before[url]["text"], url
+
+
+def test_a_sitemap_index_with_a_constant_lastmod_over_changed_children(tmp_path):
+    blog = Blog("index.test", 12, sitemap_index=5)  # the feed lists post-8 to post-12
+
+    def change(b: Blog) -> None:
+        b.edit("post-2", EDIT)  # in sitemap-1.xml
+        b.edit("post-7", EDIT)  # in sitemap-2.xml
+
+    out = changed_run(tmp_path / "archive.db", blog, change)
+    assert out.hits == {
+        "/robots.txt": 304, "/": 304, "/feed.xml": 304,
+        "/sitemap.xml": 304,  # the index did not change, nor did its lastmod
+        "/sitemap-1.xml": 200, "/sitemap-2.xml": 200, "/sitemap-3.xml": 304,
+        "/p/post-2/": 200, "/p/post-7/": 200,
+    }
+    assert_edited(out, "/p/post-2/", "/p/post-7/")
+    assert out.gone() == set()
+
+
+def test_a_full_content_rss_feed_with_an_edited_entry(tmp_path):
+    blog = Blog("full.test", 8, feed="rss-full", sitemap=False)  # RSS: pubDate, no update dates
+
+    def change(b: Blog) -> None:
+        b.edit("post-6", EDIT)
+        b.edit("post-5", EDIT, on_page=False)  # a stale cache in front of its page: only the feed shows it
+
+    out = changed_run(tmp_path / "archive.db", blog, change)
+    # the feed changed and its entries carry no update date: every post it lists is revalidated
+    assert out.hits == {
+        "/robots.txt": 304, "/": 304, "/feed.xml": 200, "/sitemap.xml": 404,
+        "/p/post-4/": 304, "/p/post-5/": 304, "/p/post-6/": 200, "/p/post-7/": 304, "/p/post-8/": 304,
+    }
+    assert_edited(out, "/p/post-5/", "/p/post-6/")
+    (chosen,) = rows(out.db, "select v.origin, v.value from provenance v join posts p on p.id = v.post_id "
+                             "where p.url = ? and v.field = 'text' and v.chosen = 1", (out.url("/p/post-5/"),))
+    assert chosen == {"origin": "feed", "value": "the feed's content changed, the page did not"}
+    assert out.gone() == set()
+
+
+def test_a_summary_only_rss_feed_without_dates_that_changed(tmp_path):
+    blog = Blog("summary.test", 8, feed="rss-summary", sitemap=False)
+
+    def change(b: Blog) -> None:
+        b.add(9)
+        b.edit("post-7", EDIT)  # its summary, the first words, stays the same
+
+    out = changed_run(tmp_path / "archive.db", blog, change)
+    assert out.hits == {
+        "/robots.txt": 304, "/": 200, "/page/2/": 200, "/feed.xml": 200, "/sitemap.xml": 404,
+        "/p/post-9/": 200,
+        "/p/post-5/": 304, "/p/post-6/": 304, "/p/post-7/": 200, "/p/post-8/": 304,
+    }
+    assert_edited(out, "/p/post-7/")
+    assert (out.url("/p/post-9/"), "new") in out.new_versions
+    assert out.gone() == set()
+
+
+def test_an_atom_feed_with_updated_dates(tmp_path):
+    blog = Blog("atom.test", 8, sitemap=False)
+
+    def change(b: Blog) -> None:
+        b.edit("post-6", EDIT)
+
+    out = changed_run(tmp_path / "archive.db", blog, change)
+    # only the entry whose updated moved is revalidated; the others said they did not change
+    assert out.hits == {"/robots.txt": 304, "/": 304, "/feed.xml": 200, "/sitemap.xml": 404, "/p/post-6/": 200}
+    assert_edited(out, "/p/post-6/")
+    assert out.gone() == set()
+
+
+def test_a_deleted_post_inside_the_feed_window_and_one_outside_it(tmp_path):
+    blog = Blog("gone.test", 10)  # the feed lists post-6 to post-10; the sitemap every post
+
+    def change(b: Blog) -> None:
+        b.delete("post-8")  # inside the feed's window: post-5 comes into it
+        b.delete("post-2")  # outside it: only the sitemap tells
+
+    out = changed_run(tmp_path / "archive.db", blog, change)
+    assert out.hits == {
+        "/robots.txt": 304, "/": 200, "/feed.xml": 200, "/sitemap.xml": 200,
+        "/p/post-8/": 404, "/p/post-2/": 404,
+        "/p/post-5/": 304,  # new to the feed: revalidated
+    }
+    assert out.gone() == {out.url("/p/post-8/"), out.url("/p/post-2/")}
+    assert out.new_versions == []
+    for url in out.gone():  # the content stays
+        assert {k: v for k, v in out.after[url].items() if k != "gone_at"} == {
+            k: v for k, v in out.before[url].items() if k != "gone_at"}
+
+
+def test_a_post_that_left_the_feed_window_but_is_still_online(tmp_path):
+    blog = Blog("window.test", 8, sitemap=False)  # the feed lists post-4 to post-8
+
+    def change(b: Blog) -> None:
+        b.add(9)
+        b.add(10)  # post-4 and post-5 scroll out of the feed
+
+    out = changed_run(tmp_path / "archive.db", blog, change)
+    assert out.hits == {
+        "/robots.txt": 304, "/": 200, "/page/2/": 200, "/feed.xml": 200, "/sitemap.xml": 404,
+        "/p/post-9/": 200, "/p/post-10/": 200,
+    }
+    assert out.gone() == set()
+    assert sorted(out.new_versions) == sorted([(out.url("/p/post-10/"), "new"), (out.url("/p/post-9/"), "new")])
+
+
+def test_a_blog_without_a_feed_is_followed_through_its_sitemap(tmp_path):
+    blog = Blog("nofeed.test", 8, feed=None)
+
+    def change(b: Blog) -> None:
+        b.edit("post-3", EDIT)
+        b.delete("post-5")
+
+    out = changed_run(tmp_path / "archive.db", blog, change)
+    probes = {p: 404 for p in ("/feed", "/rss.xml", "/atom.xml", "/index.xml", "/feed.xml", "/feeds/all.atom.xml")}
+    assert out.hits == {"/robots.txt": 304, "/": 304, **probes, "/sitemap.xml": 200,
+                        "/p/post-3/": 200, "/p/post-5/": 404}
+    assert_edited(out, "/p/post-3/")
+    assert out.gone() == {out.url("/p/post-5/")}
+
+
+@pytest.mark.parametrize("feed", ["atom", "rss-full", "rss-summary"])
+def test_recheck_still_sees_every_edit_and_deletion(tmp_path, feed):
+    blog = Blog("recheck.test", 8, feed=feed, sitemap=False)
+    db = tmp_path / "archive.db"
+    with BlogServer(blog) as server:
+        servers = {blog.host: server}
+        crawl(db, servers)
+        server.take_hits()
+        time.sleep(1)
+        blog.edit("post-2", EDIT)  # outside the feed's window: nothing announces it
+        blog.delete("post-1")
+        crawl(db, servers, "--recheck")
+        paths = [h.path for h in server.take_hits()]
+    assert len(paths) == len(set(paths))
+    after = posts(db)
+    assert {u for u, p in after.items() if p["gone_at"]} == {"http://recheck.test/p/post-1/"}
+    assert EDIT in after["http://recheck.test/p/post-2/"]["text"]
