@@ -161,7 +161,7 @@ class BlogSpider(Spider):
 
     def _discovery(self, state: SourceState, url: str, callback: Any, *, probe: bool = False, **meta: Any) -> Request:
         state.pending += 1
-        state.seen.add(url_key(url))  # never requested again as a page
+        state.documents.add(url_key(url))  # never requested again as a page
         return Request(
             url,
             callback=callback,
@@ -175,7 +175,7 @@ class BlogSpider(Spider):
     def _page(self, state: SourceState, url: str, depth: int = 0) -> Iterator[Any]:
         """A request for an in-scope page, held while feeds are still being read."""
         key = url_key(url)
-        if key in state.seen:
+        if key in state.seen or key in state.documents:
             return
         state.seen.add(key)
         reason = state.trap(url, depth)
@@ -266,7 +266,7 @@ class BlogSpider(Spider):
         text = response.body.decode("utf-8", "replace")
         sitemaps = [u for u in (state.own(s) for s in Protego.parse(text).sitemaps) if u]
         for url in sitemaps or [urljoin(state.scope, "sitemap.xml")]:
-            if url_key(url) not in state.seen:
+            if url_key(url) not in state.documents:
                 yield self._discovery(state, url, self.parse_sitemap, probe=not sitemaps)
         yield from self._discovery_done(state)
 

@@ -49,6 +49,7 @@ class SourceState:
     held: list[Any] = field(default_factory=list)
     feeds: list[str] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
+    documents: set[str] = field(default_factory=set)  # url_key of the feeds, sitemaps and robots.txt asked for
     feed_edits: set[str] = field(default_factory=set)  # url_key of known posts whose feed content changed in this run
     cuts: Counter[str] = field(default_factory=Counter)
     query_variants: Counter[str] = field(default_factory=Counter)
