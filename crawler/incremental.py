@@ -113,7 +113,7 @@ class SourcePlan:
         if not previous or response.meta.get(UNCHANGED) or self.complete:
             return None
         entries: dict[str, dict[str, Any]] = {}
-        for entry in _feed_entries(load_body(self.db, previous), response.url):
+        for entry in feed_entries(load_body(self.db, previous), response.url):
             key = own(entry["url"]) if entry["url"] else None
             if key:
                 entries.setdefault(key, entry)
@@ -145,7 +145,7 @@ class SourcePlan:
             self.cached_entries = {}
             for feed_url in self.feeds:
                 capture = latest_capture(self.db, feed_url)
-                for entry in _feed_entries(capture["body"] if capture else None, feed_url):
+                for entry in feed_entries(capture["body"] if capture else None, feed_url):
                     key = own(entry["url"])
                     if key and in_scope(key, scope):
                         self.cached_entries.setdefault(key, entry)
@@ -169,7 +169,7 @@ class SourcePlan:
             previous = (response.meta.get(STATE) or {}).get("sha256")
             if not previous or response.meta.get(UNCHANGED):
                 return []
-            listed_before, oldest = [own(u) for u in _sitemap_urls(load_body(self.db, previous))], None
+            listed_before, oldest = [own(e["loc"]) for e in sitemap_entries(load_body(self.db, previous))], None
         current = set(urls)
         gone = []
         for url in listed_before:
@@ -231,7 +231,8 @@ def _paginated(url: str) -> bool:
     )
 
 
-def _feed_entries(body: bytes | None, url: str) -> list[dict[str, Any]]:
+def feed_entries(body: bytes | None, url: str) -> list[dict[str, Any]]:
+    """The entries of a feed's stored body; none when it cannot be read."""
     if not body:
         return []
     try:
@@ -240,7 +241,8 @@ def _feed_entries(body: bytes | None, url: str) -> list[dict[str, Any]]:
         return []
 
 
-def _sitemap_urls(body: bytes | None) -> list[str]:
+def sitemap_entries(body: bytes | None) -> list[dict[str, Any]]:
+    """The ``<url>`` entries (``loc``, ``lastmod`` ...) of a sitemap's stored body; none for an index or garbage."""
     if not body:
         return []
     if body[:2] == b"\x1f\x8b":
@@ -250,7 +252,7 @@ def _sitemap_urls(body: bytes | None) -> list[str]:
         sitemap = Sitemap(body)
     except Exception:  # lxml raises several kinds on garbage
         return []
-    return [e["loc"] for e in sitemap if e.get("loc")] if sitemap.type == "urlset" else []
+    return [e for e in sitemap if e.get("loc")] if sitemap.type == "urlset" else []
 
 
 def _json_list(value: str | None) -> list[str]:

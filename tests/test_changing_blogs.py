@@ -7,14 +7,18 @@ run, each path with its status: none is asked twice. A last run, with
 nothing changed, makes at most 10 requests.
 """
 
+import contextlib
+import json
+import sqlite3
 import time
-from collections.abc import Callable
+import urllib.request
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from blogserver import Blog, BlogServer
-from conftest import rows
+from conftest import rows, run_cli, serving
 from test_incremental import crawl, posts, versions
 
 EDIT = "An edited paragraph, which the blog announces in its feed or its sitemap."
@@ -58,6 +62,21 @@ def changed_run(db: Path, blog: Blog, change: Callable[[Blog], None]) -> Outcome
     (run,) = rows(db, "select * from crawl_runs order by id desc limit 1")
     assert (run["status"], run["extractions"], run["versions"]) == ("finished", 0, 0)
     return Outcome(db, {h.path: h.status for h in hits}, before, after, new_versions, quiet)
+
+
+@contextlib.contextmanager
+def edit_archive(db: Path) -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(db)
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()
+
+
+def get_json(url: str) -> list[dict]:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return json.loads(response.read())
 
 
 def assert_edited(outcome: Outcome, *paths: str) -> None:
@@ -208,3 +227,68 @@ def test_recheck_still_sees_every_edit_and_deletion(tmp_path, feed):
     after = posts(db)
     assert {u for u, p in after.items() if p["gone_at"]} == {"http://recheck.test/p/post-1/"}
     assert EDIT in after["http://recheck.test/p/post-2/"]["text"]
+
+
+def test_a_complete_crawl_checks_at_once_a_post_that_left_every_listing(tmp_path):
+    blog = Blog("unlisted.test", 8, feed=None, sitemap=False)  # found through its listing pages only
+    db = tmp_path / "archive.db"
+    with BlogServer(blog) as server:
+        servers = {blog.host: server}
+        crawl(db, servers)
+        server.take_hits()
+        blog.delete("post-2")
+        crawl(db, servers)  # incremental: nothing announces the deletion, and post-2 is not due
+        assert "/p/post-2/" not in [h.path for h in server.take_hits()]
+        crawl(db, servers, "--full")  # every listing walked: post-2 is in none, so it is checked at once
+        hits = [(h.path, h.status) for h in server.take_hits()]
+    assert hits.count(("/p/post-2/", 404)) == 1
+    assert len(hits) == len(set(hits))
+    assert {u for u, p in posts(db).items() if p["gone_at"]} == {"http://unlisted.test/p/post-2/"}
+
+
+def test_the_revisit_policy_is_visible_and_the_dry_run_lists_what_a_run_requests(tmp_path):
+    db = tmp_path / "archive.db"
+    blog = Blog("plan.test", 6)
+    with BlogServer(blog) as server:
+        servers = {blog.host: server}
+        crawl(db, servers)
+        server.take_hits()
+        policy = "(7d:0,90d:1d,*:7d)"
+        assert f"posts: 6\tdue next run: 0 {policy}\tchecked: " in run_cli("sources", "--db", str(db)).stdout
+        documents = ["http://plan.test/robots.txt", "http://plan.test/", "http://plan.test/feed.xml",
+                     "http://plan.test/sitemap.xml"]
+
+        def dry_run(*extra: str) -> list[list[str]]:
+            lines = run_cli("crawl", "--dry-run", *extra, "--db", str(db)).stdout.splitlines()
+            return [line.split("\t") for line in lines]
+
+        assert dry_run() == [*(["plan.test", "discovery", u] for u in documents),
+                             ["4 requests at least for 1 sources (and the posts their feeds and sitemaps announce)"]]
+        assert server.take_hits() == []  # a dry run fetches nothing
+        recheck = dry_run("--recheck")
+        assert [line[1] for line in recheck[4:-1]] == ["recheck"] * 6
+        # a dry run neither fetches nor adds a source
+        assert dry_run("http://other.test/")[0] == ["http://other.test/", "complete", "http://other.test/"]
+        assert len(rows(db, "select * from sources")) == 1
+
+        run_cli("source", "set", "plan.test", "revisit=*:0", "--db", str(db))
+        listing = run_cli("sources", "--db", str(db)).stdout
+        checks = rows(db, "select min(checked_at) as oldest, max(checked_at) as latest from fetches "
+                          "where url in (select url from posts)")[0]
+        assert f"posts: 6\tdue next run: 6 (*:0)\tchecked: {checks['oldest']} to {checks['latest']}\t" in listing
+        with edit_archive(db) as conn:  # the archive thinks it holds an older post-6 than the feed
+            conn.execute("update posts set updated = '2000-01-01T00:00:00Z' where url = 'http://plan.test/p/post-6/'")
+        planned = dry_run()
+        assert planned[4] == ["plan.test", "announced by http://plan.test/feed.xml", "http://plan.test/p/post-6/"]
+        assert [line[1].split(" (")[0] for line in planned[5:-1]] == ["due by policy"] * 5
+        assert planned[-1][0].startswith("10 requests at least for 1 sources")
+        with serving(db) as base:
+            (summary,) = get_json(f"{base}/{db.stem}/revisit_plan.json?_shape=array")
+            each = get_json(f"{base}/{db.stem}/revisit_posts.json?_shape=array&source=plan.test")
+        assert (summary["source"], summary["policy"], summary["posts"], summary["due_next_run"]) == ("plan.test", "*:0", 6, 6)
+        assert (summary["oldest_check"], summary["latest_check"]) == (checks["oldest"], checks["latest"])
+        assert sorted(r["url"] for r in each) == sorted(p for _, _, p in planned[4:-1])
+        assert all(r["due_next_run"] == 1 and r["last_checked"] for r in each)
+        crawl(db, servers)  # the run requests what the dry run listed, each once
+        requested = sorted(f"http://plan.test{h.path}" for h in server.take_hits())
+    assert requested == sorted([*documents, *(p for _, _, p in planned[4:-1])])
