@@ -16,7 +16,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import click
-import yaml
 
 from . import (
     ArchiveError,
@@ -28,7 +27,6 @@ from . import (
     search_posts,
 )
 from .db import check_writable
-from .exports import dump_sql, export_markdown, rows_for, write_rows
 from .history import NoPost, diff_versions, list_versions
 from .lock import CrawlLocked, acquire_lock, release_lock
 from .revisit import revisit_summary
@@ -350,6 +348,8 @@ def datasette_args(db_path: str, host: str, port: int, public: bool, metadata_pa
 @db_option
 def serve(host: str, port: int, public: bool, db_path: str) -> None:
     """Browse the archive in Datasette."""
+    import yaml  # only when serving: not on a crawl's way to its first request
+
     _open(db_path).close()
     name = Path(db_path).stem
     metadata = yaml.safe_load(METADATA.read_text(encoding="utf-8"))
@@ -386,6 +386,8 @@ def export(fmt: str, table: str | None, query: str | None, output: str | None, d
         raise click.UsageError("markdown needs -o FOLDER")
     if not os.path.exists(db_path):
         raise click.ClickException(f"no archive at {db_path}")
+    from .exports import dump_sql, export_markdown, rows_for, write_rows  # yaml: not on a crawl's way
+
     db = _open(db_path, migrate=False)
     if fmt == "markdown":
         assert output is not None

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from .extract import extract_post
 from .items import BlogPost
 
 if TYPE_CHECKING:
@@ -62,6 +61,8 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 def _work(conn: Connection, timeout: float) -> None:
     """A worker's life: extract the pages that come down ``conn`` until it closes or says stop (None)."""
+    from .extract import extract_post  # loaded by the forkserver already (crawler.warmup)
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the crawl decides when to stop
     signal.signal(signal.SIGALRM, _on_alarm)
     if sys.platform == "linux":
@@ -199,6 +200,8 @@ class ExtractionPool:
         raise ExtractionFailed(value)
 
     def _inline(self, url: str, html: str, options: dict[str, Any]) -> BlogPost | None:
+        from .extract import extract_post  # slow to import (trafilatura): only when a page is extracted
+
         self.in_flight_max = 1
         try:
             return extract_post(url, html, **options)

@@ -30,7 +30,6 @@ from archive.urls import host_of, url_key
 
 from ..conditional import REVALIDATE, UNCHANGED
 from ..encoding import html_encoding
-from ..extract import extract_post
 from ..feeds import FeedError, looks_like_feed, parse_feed
 from ..incremental import load_plan, sitemap_lastmod
 from ..items import CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
@@ -325,6 +324,8 @@ class BlogSpider(Spider):
 
     def _feed_only_post(self, state: SourceState, feed_url: str, entry: dict[str, Any]) -> Iterator[Any]:
         """An entry with no link: archived from what the feed says, under a stable id."""
+        from ..extract import extract_post  # slow to import (trafilatura): only for such an entry
+
         url = f"{feed_url}#{entry['guid']}"
         body = entry.get("content") or entry.get("summary") or entry.get("title") or ""
         post = extract_post(url, _feed_page(body), feed_entry={**entry, "content": body})
