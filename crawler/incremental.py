@@ -79,12 +79,13 @@ class SourcePlan:
         """An unchanged page whose record and post are in the archive already."""
         return bool(response.meta.get(UNCHANGED)) and self.known(url)
 
-    def select_links(self, links: list[str]) -> list[str]:
-        """Links of a listing to follow: all in a complete crawl; else the new ones,
-        and the next listing pages when this one held something new."""
+    def select_links(self, links: list[str], seen: Callable[[str], bool]) -> list[str]:
+        """Links of a listing to follow: all in a complete crawl; else the new ones, and the
+        next listing pages when this one held something new that no page of this run showed
+        before (a sidebar's newest posts, repeated on every page, lead no further)."""
         if self.complete:
             return links
-        new = [u for u in links if u not in self.pages and u not in self.posts]
+        new = [u for u in links if u not in self.pages and u not in self.posts and not seen(u)]
         if not new:
             return []
         more = [u for u in links if self.pages.get(u) == "listing" and _paginated(u)]

@@ -388,7 +388,7 @@ class BlogSpider(Spider):
         depth = response.meta.get("depth", 0) + 1
         base, encoding = get_base_url(response), response.encoding
         links = list(dict.fromkeys(t for href in HREFS(response.selector.root) if (t := state.link(base, href, encoding))))
-        for link_url in state.plan.select_links(links) if state.plan else links:
+        for link_url in state.plan.select_links(links, lambda u: url_key(u) in state.seen) if state.plan else links:
             for output in self._page(state, link_url, depth):
                 yield output
         if state.plan and state.plan.done_before(response, url) and not feed_edit:
