@@ -210,6 +210,23 @@ def test_a_blog_without_a_feed_is_followed_through_its_sitemap(tmp_path):
     assert out.gone() == {out.url("/p/post-5/")}
 
 
+def test_a_document_two_sources_name_is_fetched_once(tmp_path):
+    db = tmp_path / "archive.db"
+    blog = Blog("twice.test", 6)
+    with BlogServer(blog) as server:
+        # the blog, and its sitemap as a source of its own
+        run_cli("add", "http://twice.test/sitemap.xml", "--name", "twice.test sitemap", "--db", str(db))
+        run_cli("crawl", "http://twice.test/", "http://twice.test/sitemap.xml", "--db", str(db), "--delay", "0",
+                "--map-host", f"twice.test={server.base}")
+        server.take_hits()
+        crawl_every_source = ["crawl", "--db", str(db), "--delay", "0", "--map-host", f"twice.test={server.base}"]
+        run_cli(*crawl_every_source)
+        hits = sorted((h.path, h.status) for h in server.take_hits())
+    assert sorted(s["kind"] for s in rows(db, "select kind from sources")) == ["home", "sitemap"]
+    # robots.txt once for the host, the sitemap once for both sources
+    assert hits == [("/", 304), ("/feed.xml", 304), ("/robots.txt", 304), ("/sitemap.xml", 304)]
+
+
 @pytest.mark.parametrize("feed", ["atom", "rss-full", "rss-summary"])
 def test_recheck_still_sees_every_edit_and_deletion(tmp_path, feed):
     blog = Blog("recheck.test", 8, feed=feed, sitemap=False)
