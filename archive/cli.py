@@ -16,7 +16,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import click
-import yaml
 
 from . import (
     ArchiveError,
@@ -28,9 +27,9 @@ from . import (
     search_posts,
 )
 from .db import check_writable
-from .exports import dump_sql, export_markdown, rows_for, write_rows
 from .history import NoPost, diff_versions, list_versions
 from .lock import CrawlLocked, acquire_lock, release_lock
+from .revisit import revisit_summary
 from .sources import parse_setting, set_source_settings
 from .urls import host_of, is_http_url, parse_host_map
 
@@ -80,12 +79,13 @@ def cli() -> None:
 @click.option("--max-pages", type=click.IntRange(min=1), help="Pages fetched at most per source (default 10000).")
 @click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
 @click.option("--full", is_flag=True, help="Rediscover everything as a first crawl does, without validators.")
+@click.option("--dry-run", is_flag=True, help="List what the run would request and why; fetch and write nothing.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and the summary.")
 @click.option("--log-file", type=click.Path(dir_okay=False, writable=True), help="Append the crawl's log (INFO) to this file.")
 @click.option("-v", "--verbose", is_flag=True, help="Show Scrapy's log.")
 @db_option
 def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
-          concurrency: int | None, max_pages: int | None, recheck: bool, full: bool, quiet: bool,
+          concurrency: int | None, max_pages: int | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
           log_file: str | None, verbose: bool, db_path: str) -> None:
     """Crawl blogs into the archive.
 
@@ -105,6 +105,9 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
         host_map = parse_host_map(list(map_hosts))
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--map-host") from e
+    if dry_run:
+        _dry_run(urls, "recheck" if recheck else "full" if full else "incremental", db_path)
+        return
     try:
         check_writable(db_path)
     except ArchiveError as e:
@@ -192,6 +195,22 @@ def _crawl(urls: tuple[str, ...], host_map: dict[str, str], delay: float | None,
         sys.exit(1)
 
 
+def _dry_run(urls: tuple[str, ...], mode: str, db_path: str) -> None:
+    """What a crawl would request and why (``crawler.dryrun``), without fetching or writing."""
+    if not os.path.exists(db_path):
+        raise ConfigError(f"no archive at {db_path}")
+    proc = subprocess.run([sys.executable, "-m", "crawler.dryrun", "--db", os.path.abspath(db_path), "--mode", mode, *urls],
+                          capture_output=True, text=True, encoding="utf-8")
+    if proc.returncode:
+        raise click.ClickException(f"the dry run failed: {(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
+    planned = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    for request in planned:
+        click.echo(f"{request['source']}\t{request['why']}\t{request['url']}")
+    requests = [r for r in planned if not r["why"].startswith("fresh until")]
+    sources = len({r["source"] for r in planned})
+    click.echo(f"{len(requests)} requests at least for {sources} sources (and the posts their feeds and sitemaps announce)")
+
+
 def _source_delays(db: Any, host_map: dict[str, str]) -> dict[str, dict[str, float]]:
     """Scrapy download slots for the sources that have their own delay."""
     slots = {}
@@ -235,11 +254,15 @@ def add(url: str, name: str | None, db_path: str) -> None:
 @cli.command()
 @db_option
 def sources(db_path: str) -> None:
-    """List sources: name, URL, feeds found, posts, last crawl and its status."""
+    """List sources: name, URL, feeds found, posts, how many are due in the next run and when they
+    were checked (the oldest and latest last check), last crawl and its status."""
     db = _open(db_path)
     for s in list_sources(db):
+        plan = revisit_summary(db, s)
+        checked = f"{plan['oldest_check']} to {plan['latest_check']}" if plan["oldest_check"] else "never"
         click.echo(
             f"{s['name']}\t{s['url']}\tfeeds: {', '.join(s['feeds']) or '-'}\tposts: {s['posts']}\t"
+            f"due next run: {plan['due']} ({plan['policy']})\tchecked: {checked}\t"
             f"last crawl: {s['last_crawl_at'] or 'never'}\t{s['last_status'] or ''}".rstrip()
         )
 
@@ -326,6 +349,8 @@ def datasette_args(db_path: str, host: str, port: int, public: bool, metadata_pa
 @db_option
 def serve(host: str, port: int, public: bool, db_path: str) -> None:
     """Browse the archive in Datasette."""
+    import yaml  # only when serving: not on a crawl's way to its first request
+
     _open(db_path).close()
     name = Path(db_path).stem
     metadata = yaml.safe_load(METADATA.read_text(encoding="utf-8"))
@@ -362,6 +387,8 @@ def export(fmt: str, table: str | None, query: str | None, output: str | None, d
         raise click.UsageError("markdown needs -o FOLDER")
     if not os.path.exists(db_path):
         raise click.ClickException(f"no archive at {db_path}")
+    from .exports import dump_sql, export_markdown, rows_for, write_rows  # yaml: not on a crawl's way
+
     db = _open(db_path, migrate=False)
     if fmt == "markdown":
         assert output is not None

@@ -9,7 +9,7 @@ SOURCES_SQL = """
 select
   s.id, s.name, s.url, s.kind, s.enabled, s.feeds, s.sitemaps,
   (select count(*) from posts p where p.source_id = s.id) as posts,
-  s.last_crawl_at, s.last_status
+  s.last_crawl_at, s.last_status, s.revisit
 from sources s
 order by s.name
 """

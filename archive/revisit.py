@@ -57,22 +57,37 @@ def revisit_interval(rules: list[tuple[float, float]], age: float) -> float:
     return next(interval for max_age, interval in rules if age < max_age)
 
 
+POSTS_SQL = """select p.url, coalesce(p.published, p.first_seen) as born,
+  coalesce(f.checked_at, p.last_seen) as checked
+from posts p left join fetches f on f.url = p.url
+where p.source_id = ? order by checked"""
+
+
+def is_due(rules: list[tuple[float, float]], born: str | None, checked: str | None, now: datetime | None = None) -> bool:
+    """Whether a post born (published, else first seen) and last checked at these ISO 8601 times is due."""
+    now = now or datetime.now(timezone.utc)
+    age = (now - _parse(born, now)).total_seconds()
+    since = (now - _parse(checked, now)).total_seconds()
+    return since >= revisit_interval(rules, max(age, 0))
+
+
 def due_posts(db: Database, source_id: int, rules: list[tuple[float, float]], *, everything: bool = False) -> list[str]:
     """URLs of the source's posts that the policy says to check in this run, oldest check first."""
     now = datetime.now(timezone.utc)
-    rows = db.query(
-        """select p.url, coalesce(p.published, p.first_seen) as born, coalesce(f.checked_at, p.last_seen) as checked
-           from posts p left join fetches f on f.url = p.url
-           where p.source_id = ? order by checked""",
-        [source_id],
-    )
-    due = []
-    for row in rows:
-        age = (now - _parse(row["born"], now)).total_seconds()
-        since = (now - _parse(row["checked"], now)).total_seconds()
-        if everything or since >= revisit_interval(rules, max(age, 0)):
-            due.append(row["url"])
-    return due
+    return [r["url"] for r in db.query(POSTS_SQL, [source_id])
+            if everything or is_due(rules, r["born"], r["checked"], now)]
+
+
+def revisit_summary(db: Database, source: dict[str, Any], default_policy: str = DEFAULT_POLICY) -> dict[str, Any]:
+    """How the revisit policy stands for a source: its policy, posts, how many are due in the next
+    run, and the oldest and latest of its posts' last checks."""
+    policy = source.get("revisit") or default_policy
+    rules = parse_policy(policy)
+    now = datetime.now(timezone.utc)
+    checks = [(r["checked"], is_due(rules, r["born"], r["checked"], now)) for r in db.query(POSTS_SQL, [source["id"]])]
+    known = [c for c, _ in checks if c]
+    return {"policy": policy, "posts": len(checks), "due": sum(due for _, due in checks),
+            "oldest_check": min(known, default=None), "latest_check": max(known, default=None)}
 
 
 def _parse(value: str | None, default: datetime) -> datetime:

@@ -5,8 +5,10 @@ home page and ``/page/N/`` listings of ten posts, ``/posts/YYYY/MM/slug/``
 pages of 30 to 45 kB (theme CSS, JSON-LD, nav, sidebar with recent posts and
 a tag cloud, related posts, three comments: about 55 links each), ``/tags/``
 and one page per tag, ``/about/``, an RSS feed of the newest 20 posts,
-``sitemap.xml`` and ``robots.txt``. Deterministic: the same size and base
-give the same bytes.
+``sitemap.xml`` (with each post's ``lastmod``) and ``robots.txt``.
+Deterministic: the same size and base give the same bytes. ``change_site``
+changes it as a blog does: new posts, old ones edited (their ``lastmod``
+moves), some deleted; only the files whose bytes change are written again.
 """
 
 import html
@@ -61,6 +63,7 @@ class Post:
     published: datetime
     tags: list[str]
     paragraphs: list[str]
+    updated: datetime | None = None
 
     @property
     def path(self) -> str:
@@ -127,12 +130,10 @@ class Site:
         for i, post in enumerate(self.posts):
             pages[post.path] = self._post(post, i)
         for path, text in pages.items():
-            folder = root / path.strip("/")
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "index.html").write_text(text, encoding="utf-8")
-        (root / "index.xml").write_text(self._feed(), encoding="utf-8")
-        (root / "sitemap.xml").write_text(self._sitemap(list(pages)), encoding="utf-8")
-        (root / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {self.base}/sitemap.xml\n")
+            _write(root / path.strip("/") / "index.html", text)
+        _write(root / "index.xml", self._feed())
+        _write(root / "sitemap.xml", self._sitemap(list(pages)))
+        _write(root / "robots.txt", f"User-agent: *\nAllow: /\nSitemap: {self.base}/sitemap.xml\n")
         return [self.base + path for path in pages]
 
     def _head(self, title: str, path: str, lang: str = "en", extra: str = "") -> str:
@@ -253,7 +254,9 @@ class Site:
                 f"<link>{self.base}/</link><description>Field Notes</description>{items}</channel></rss>")
 
     def _sitemap(self, paths: list[str]) -> str:
-        urls = "".join(f"<url><loc>{self.base}{p}</loc></url>" for p in paths)
+        dates = {p.path: p.updated or p.published for p in self.posts}
+        urls = "".join(f"<url><loc>{self.base}{p}</loc>" + (f"<lastmod>{dates[p]:%Y-%m-%dT%H:%M:%SZ}</lastmod>" if p in dates else "")
+                       + "</url>" for p in paths)
         return f'<?xml version="1.0" encoding="utf-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
 
 
@@ -261,3 +264,43 @@ def write_site(root: Path, count: int, base: str) -> tuple[list[str], list[Post]
     """Write a blog of ``count`` posts served at ``base`` under ``root``; its page URLs and posts."""
     posts = make_posts(count)
     return Site(posts, base).write(root), posts
+
+
+def change_site(root: Path, posts: list[Post], base: str, *, added: int, edited: int, deleted: int) -> dict[str, list[str]]:
+    """Change the blog written by ``write_site`` as a blog does: ``added`` new posts, ``edited`` old ones
+    given a paragraph (half of them in the feed, their ``lastmod`` moved), ``deleted`` removed (one in the
+    feed, the rest older). Rewrites the files that changed; returns the paths of the posts of each kind."""
+    newest = posts[::-1]
+    window, older = newest[:FEED_SIZE], newest[FEED_SIZE:]
+    inside, outside = edited // 2, edited - edited // 2
+    step = max(1, len(older) // (outside + 1))
+    edits = window[1 : 1 + inside] + older[step::step][:outside]
+    gone = [window[-1], *older[len(older) - (deleted - 1) :]] if deleted else []
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    for post in edits:
+        post.paragraphs = [*post.paragraphs, f"Edited on {now:%Y-%m-%d}: {EDIT_MARK} {post.number}."]
+        post.updated = now
+    for post in gone:
+        posts.remove(post)
+        folder = root / post.path.strip("/")
+        (folder / "index.html").unlink()
+        folder.rmdir()  # a static server would list an empty folder
+    rng = random.Random("added")
+    first = max(p.number for p in posts) + 1
+    for number in range(first, first + added):
+        posts.append(Post(number, "en", f"Added post {number}", f"added-{number}", posts[-1].published + timedelta(days=1),
+                          sorted(rng.sample(TAGS, 3)), [_english(rng, 120) for _ in range(10)]))
+    Site(posts, base).write(root)
+    return {"added": [p.path for p in posts[-added:]] if added else [], "edited": [p.path for p in edits],
+            "deleted": [p.path for p in gone]}
+
+
+EDIT_MARK = "a paragraph the benchmark added to this post"
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` unless the file holds it already (a static server's Last-Modified stays)."""
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

@@ -35,6 +35,14 @@ def table(runs: list[dict]) -> str:
         lambda r: f"{_f(r['recrawl']['seconds'])} ({r['recrawl']['requests']})")
     row("`--recheck`: seconds (requests, extractions)",
         lambda r: f"{_f(r['recheck']['seconds'])} ({r['recheck']['requests']:,}, {r['recheck']['extractions']})")
+    row("start-up: `blogarchive crawl` to its first request, seconds (median of 3)",
+        lambda r: _f(r["startup"]["seconds"], 2) if "startup" in r else "-")
+    row("after a change†: edits seen, deletions marked, new posts archived",
+        lambda r: f"{r['changed']['edits_seen']}/{r['changed']['edited']}, {r['changed']['deletions_marked']}/"
+                  f"{r['changed']['deleted']}, {r['changed']['added_archived']}/{r['changed']['added']}" if "changed" in r else "-")
+    row("after a change†: seconds (requests, extractions)",
+        lambda r: f"{_f(r['changed']['seconds'])} ({r['changed']['requests']}, {r['changed']['extractions']})"
+                  if "changed" in r else "-")
     row("trafilatura CLI, sitemap mode*: seconds (URLs listed)",
         lambda r: f"{'> ' if r['trafilatura'].get('timed_out') else ''}{_f(r['trafilatura']['seconds'])} "
                   f"({r['trafilatura']['urls']:,}{', stopped' if r['trafilatura'].get('timed_out') else ''})")
@@ -61,6 +69,14 @@ def targets(runs: list[dict]) -> list[tuple[str, bool, str]]:
                     f"{r['recrawl']['requests']} requests"))
         out.append((f"`--recheck` re-extracts nothing ({n})", r["recheck"]["extractions"] == 0,
                     f"{r['recheck']['extractions']} extractions"))
+        if "startup" in r:
+            out.append((f"first request ≤ 0.4 s after `blogarchive crawl` starts ({n})", r["startup"]["seconds"] <= 0.4,
+                        f"{r['startup']['seconds']:.2f} s"))
+        if "changed" in r:
+            c = r["changed"]
+            out.append((f"the default crawl after a change sees every announced edit, marks every deletion ({n})",
+                        c["edits_seen"] == c["edited"] and c["deletions_marked"] == c["deleted"],
+                        f"{c['edits_seen']}/{c['edited']} edits, {c['deletions_marked']}/{c['deleted']} deletions"))
     sizes = {r["size"]: r for r in runs}
     if 1000 in sizes and 10000 in sizes:
         growth = sizes[10000]["full_crawl"]["peak_rss_mb"] / sizes[1000]["full_crawl"]["peak_rss_mb"]
@@ -89,6 +105,8 @@ def write_report(results: dict, path: Path) -> str:
         "again and again and never ends. The blog is served on port 80: its URL checks refuse an IP address "
         "with a port. It is stopped after twice blogarchive's full crawl. The files it writes are no count of the "
         "pages: it names them by a bag-of-words hash of their text, which collides on this synthetic text.\n\n"
+        "† After the rest, the blog gets 5 new posts, 10 old ones edited (5 in its feed; each one's sitemap `lastmod` "
+        "moves) and 4 deleted (1 in its feed), as `bench.blogs.change_site` does; then one default crawl.\n\n"
         f"| target | | measured |\n|---|---|---|\n{checks}\n"
     )
     old = path.read_text(encoding="utf-8") if path.exists() else ""

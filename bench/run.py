@@ -10,7 +10,12 @@ For each size, one synthetic blog (``bench.blogs``) is served on 127.0.0.1 by
 - trafilatura's command line on the same sitemap (its config file turns
   SSRF protection and the 5 s sleep off, so that it may fetch 127.0.0.1 at full speed);
 - full-text search through ``blogarchive serve`` (Datasette's JSON API), three ways
-  (``search_latency``).
+  (``search_latency``);
+- start-up: seconds from ``blogarchive crawl`` (a no-change recrawl) starting to its
+  first request reaching a server (``first_request``, the median of three);
+- a changed blog (``bench.blogs.change_site``: posts added, old ones edited, some
+  deleted), then one default crawl: the edits it saw, the deletions it marked, its
+  requests and seconds (``changed_blog``).
 
 Peak RSS is the largest sum, over the samples (every 0.1 s), of the RSS of a
 command's process and all its descendants (extraction workers included);
@@ -19,6 +24,8 @@ and docs/benchmarks.md.
 """
 
 import argparse
+import functools
+import http.server
 import json
 import os
 import platform
@@ -41,8 +48,9 @@ from pathlib import Path
 import psutil
 import trafilatura
 
-from bench.blogs import write_site
+from bench.blogs import EDIT_MARK, change_site, write_site
 from bench.report import write_report
+from bench.server import QuietHandler
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -224,6 +232,57 @@ def search_latency(db: Path) -> dict[str, dict[str, float]]:
         server.wait(10)
 
 
+class _Recorder(QuietHandler):
+    """Serves the site and notes when each request arrived."""
+
+    def __init__(self, arrivals: list[float], *args, **kwargs):
+        self.arrivals = arrivals
+        super().__init__(*args, **kwargs)
+
+    def parse_request(self) -> bool:
+        self.arrivals.append(time.monotonic())
+        return super().parse_request()
+
+
+def first_request(db: Path, site: Path, base: str) -> dict[str, float]:
+    """Seconds from ``blogarchive crawl`` (a no-change recrawl, sent by ``--map-host`` to a server that
+    notes its requests' arrival) starting to its first request arriving; the median of three runs."""
+    times = []
+    for _ in range(3):
+        arrivals: list[float] = []
+        handler = functools.partial(_Recorder, arrivals, directory=str(site))
+        with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as httpd:
+            threading.Thread(target=httpd.serve_forever, daemon=True).start()
+            host = base.removeprefix("http://")
+            started = time.monotonic()
+            subprocess.run([str(BIN / "blogarchive"), "crawl", "--db", str(db), "--delay", "0", "--quiet",
+                            "--map-host", f"{host}=http://127.0.0.1:{httpd.server_address[1]}"],
+                           check=True, capture_output=True, cwd=ROOT)
+            httpd.shutdown()
+        times.append(arrivals[0] - started)
+    return {"seconds": statistics.median(times), "runs": times}
+
+
+def changed_blog(db: Path, site: Path, base: str, posts: list) -> dict:
+    """The blog changed as ``change_site`` does, then one default crawl: what it saw, what it cost."""
+    time.sleep(1)  # an edit comes at least a second after the last check (dates have second precision)
+    changes = change_site(site, posts, base, added=5, edited=10, deleted=4)
+    result = crawl(db)
+    conn = sqlite3.connect(db)
+    try:
+        def count(paths: list[str], where: str) -> int:
+            marks = ",".join("?" * len(paths))
+            return conn.execute(f"select count(*) from posts where url in ({marks}) and {where}",
+                                [base + p for p in paths]).fetchone()[0]
+
+        seen = {"added": len(changes["added"]), "added_archived": count(changes["added"], "1"),
+                "edited": len(changes["edited"]), "edits_seen": count(changes["edited"], f"instr(text, '{EDIT_MARK}') > 0"),
+                "deleted": len(changes["deleted"]), "deletions_marked": count(changes["deleted"], "gone_at is not null")}
+    finally:
+        conn.close()
+    return {**result, **seen}
+
+
 def _free_port() -> int:
     import socket
 
@@ -284,6 +343,10 @@ def bench_size(size: int, work: Path) -> dict:
         print(f"[{size}] trafilatura {result['trafilatura']}", file=sys.stderr)
         result["search"] = search_latency(db)
         print(f"[{size}] search {result['search']}", file=sys.stderr)
+        result["startup"] = first_request(db, site, base)
+        print(f"[{size}] first request {result['startup']}", file=sys.stderr)
+        result["changed"] = changed_blog(db, site, base, posts)
+        print(f"[{size}] changed blog {result['changed']}", file=sys.stderr)
         return result
     finally:
         server.terminate()

@@ -6,7 +6,9 @@ stored body, flagged unchanged, so the spider can skip it. Every body is
 captured (``archive.captures``). Hosts whose validators lie are found and
 noted with the reason; their pages are fetched in full and compared by body
 hash instead. A feed still fresh by its ``Cache-Control``/``Expires`` is not
-requested at all. A ``429``/``503`` with ``Retry-After`` pauses the host for
+requested at all. A document (robots.txt, a seed, a feed, a sitemap) is
+fetched once per run: every later request for it, from whichever source, is
+answered with the first answer. A ``429``/``503`` with ``Retry-After`` pauses the host for
 that long (up to ``ARCHIVE_RETRY_AFTER_MAX`` seconds; beyond, the host is
 left alone until then, in this run and the next ones).
 """
@@ -43,6 +45,8 @@ SHA = "archive_sha"  # meta: sha256 of the response's body
 STATE = "archive_state"  # meta: what the previous fetch of the URL said
 REVALIDATE = "dont_revalidate"  # meta: send no validators (the spider doubts a 304)
 DROPPED_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}
+KEPT_META = (UNCHANGED, SHA, STATE, f"{STATE}_url")  # what a document's later requests get from its first
+KEPT_STATUSES = (200, 404, 410)  # answers worth repeating within a run (a 5xx is retried instead)
 FUTURE_SLACK = 300  # seconds of clock skew forgiven to Last-Modified
 
 
@@ -53,6 +57,7 @@ class ConditionalMiddleware:
         self.retry_after_max = retry_after_max
         self.paused: dict[str, float] = {}  # host -> monotonic time it may be asked again
         self.hosts: dict[str, dict[str, Any]] = {}
+        self.documents: dict[str, tuple[Response, dict[str, Any]]] = {}  # URL -> its answer in this run
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "ConditionalMiddleware":
@@ -71,6 +76,11 @@ class ConditionalMiddleware:
 
     async def process_request(self, request: Request) -> Response | None:
         url = request.meta[MAPPED][0] if MAPPED in request.meta else request.url
+        if _document(request) and url in self.documents:
+            response, meta = self.documents[url]
+            request.meta.update(meta)
+            self.crawler.stats.inc_value("revisit/same_run")
+            return response.replace(request=request, flags=["cached"])
         host = host_of(url)
         wait = self.paused.get(host, 0) - time.monotonic()
         if wait > 0:
@@ -104,6 +114,13 @@ class ConditionalMiddleware:
     # -- responses -----------------------------------------------------------
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
+        answer = self._answer(request, response)
+        if isinstance(answer, Response) and answer.status in KEPT_STATUSES and _document(request):
+            meta = {k: request.meta[k] for k in KEPT_META if k in request.meta}
+            self.documents.setdefault(answer.url, (answer, meta))
+        return answer
+
+    def _answer(self, request: Request, response: Response) -> Request | Response:
         if "cached" in response.flags:
             return response
         self.crawler.stats.inc_value("revisit/requests")  # one per request that reached a server
@@ -207,6 +224,11 @@ class ConditionalMiddleware:
         self.store.write(note_host, host, not_before=not_before)
         self.hosts[host] = {**self._host(host), "not_before": not_before}
         return response
+
+
+def _document(request: Request) -> bool:
+    """robots.txt, a source's own URL, a feed or a sitemap: read by every source that names it."""
+    return bool(request.meta.get("discovery") or request.meta.get("dont_obey_robotstxt"))
 
 
 def _header(response: Response, name: str) -> str | None:

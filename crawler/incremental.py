@@ -3,10 +3,17 @@
 - ``complete``: every page in scope, as a first crawl. A source is crawled
   this way until one complete crawl has finished, and with ``--full``.
 - ``incremental`` (the default afterwards): robots.txt, feeds and sitemaps
-  (conditionally), listing pages from the first one on only while they hold
-  something new, every new URL, the posts a feed or sitemap says changed or
-  no longer lists, and the known posts the revisit policy says are due.
+  (conditionally; a sitemap index's children whatever the index answered),
+  listing pages from the first one on only while they hold something new,
+  every new URL, the posts a feed or sitemap says changed or no longer
+  lists, and the known posts the revisit policy says are due.
 - ``recheck``: incremental, with every known post due.
+
+A feed says a post changed when its entry's ``updated`` is later than the
+post's, when the entry differs from the one the previous version of the feed
+held (its title, summary and content), or, for an entry without an update
+date, when the feed changed at all. Each such post is revalidated with a
+conditional request.
 
 Unchanged documents (a 304, a fresh feed, the same body again) are skipped,
 except when the source's last run was interrupted (``resume``): then they
@@ -14,6 +21,7 @@ are read again from their captures, so work left undone is found.
 """
 
 import gzip
+import hashlib
 import io
 import json
 from collections.abc import Callable
@@ -71,12 +79,13 @@ class SourcePlan:
         """An unchanged page whose record and post are in the archive already."""
         return bool(response.meta.get(UNCHANGED)) and self.known(url)
 
-    def select_links(self, links: list[str]) -> list[str]:
-        """Links of a listing to follow: all in a complete crawl; else the new ones,
-        and the next listing pages when this one held something new."""
+    def select_links(self, links: list[str], seen: Callable[[str], bool]) -> list[str]:
+        """Links of a listing to follow: all in a complete crawl; else the new ones, and the
+        next listing pages when this one held something new that no page of this run showed
+        before (a sidebar's newest posts, repeated on every page, lead no further)."""
         if self.complete:
             return links
-        new = [u for u in links if u not in self.pages and u not in self.posts]
+        new = [u for u in links if u not in self.pages and u not in self.posts and not seen(u)]
         if not new:
             return []
         more = [u for u in links if self.pages.get(u) == "listing" and _paginated(u)]
@@ -98,6 +107,32 @@ class SourcePlan:
         known = post["checked"] if since_check or not post["updated"] else post["updated"]
         return bool(updated and updated > (known or ""))
 
+    def previous_entries(self, response: Response, own: Normalise) -> dict[str, dict[str, Any]] | None:
+        """The entries of the version of this feed read before, by URL; None when the feed is
+        unchanged, or was never read before."""
+        previous = (response.meta.get(STATE) or {}).get("sha256")
+        if not previous or response.meta.get(UNCHANGED) or self.complete:
+            return None
+        entries: dict[str, dict[str, Any]] = {}
+        for entry in feed_entries(load_body(self.db, previous), response.url):
+            key = own(entry["url"]) if entry["url"] else None
+            if key:
+                entries.setdefault(key, entry)
+        return entries
+
+    def entry_changed(self, url: str, entry: dict[str, Any], before: dict[str, dict[str, Any]] | None) -> bool:
+        """The feed changed since it was read, and says the known post ``url`` changed with it:
+        its entry is not the one the previous version held, or has no update date to tell."""
+        post = self.posts.get(url)
+        if before is None or post is None:
+            return False
+        return not entry.get("updated") or entry_hash(entry) != entry_hash(before.get(url))
+
+    def content_edited(self, url: str, entry: dict[str, Any], before: dict[str, dict[str, Any]] | None) -> bool:
+        """The known post's full-content entry holds other content than the feed's previous version did."""
+        old = (before or {}).get(url)
+        return bool(url in self.posts and old and entry.get("content") and entry["content"] != old.get("content"))
+
     def doubts(self, url: str, entry: dict[str, Any] | None) -> bool:
         """A feed says the post changed, yet the server answered 304."""
         post = self.posts.get(url)
@@ -111,7 +146,7 @@ class SourcePlan:
             self.cached_entries = {}
             for feed_url in self.feeds:
                 capture = latest_capture(self.db, feed_url)
-                for entry in _feed_entries(capture["body"] if capture else None, feed_url):
+                for entry in feed_entries(capture["body"] if capture else None, feed_url):
                     key = own(entry["url"])
                     if key and in_scope(key, scope):
                         self.cached_entries.setdefault(key, entry)
@@ -120,25 +155,25 @@ class SourcePlan:
                     sections.add(url_shape(key, scope))
         return self.cached_entries.get(url)
 
-    def missing(self, response: Response, urls: list[str], own: Normalise, *, feed: dict[str, Any] | None = None) -> list[str]:
+    def missing(self, response: Response, urls: list[str], own: Normalise, *, feed: dict[str, Any] | None = None,
+                before: dict[str, dict[str, Any]] | None = None) -> list[str]:
         """Known live posts the previous version of this feed or sitemap listed and this one does not.
 
-        For a feed, only posts published since its oldest entry: older ones
-        have merely scrolled out of it.
+        For a feed (``before``: its ``previous_entries``), only posts published
+        since its oldest entry: older ones have merely scrolled out of it.
         """
-        previous = (response.meta.get(STATE) or {}).get("sha256")
-        if not previous or response.meta.get(UNCHANGED):
-            return []
-        body = load_body(self.db, previous)
         if feed is not None:
-            before = [own(e["url"]) for e in _feed_entries(body, response.url)]
+            listed_before: list[str | None] = list(before or {})
             dates = [e["published"] for e in feed["entries"] if e.get("published")]
             oldest = min(dates) if dates else None
         else:
-            before, oldest = [own(u) for u in _sitemap_urls(body)], None
+            previous = (response.meta.get(STATE) or {}).get("sha256")
+            if not previous or response.meta.get(UNCHANGED):
+                return []
+            listed_before, oldest = [own(e["loc"]) for e in sitemap_entries(load_body(self.db, previous))], None
         current = set(urls)
         gone = []
-        for url in before:
+        for url in listed_before:
             post = self.posts.get(url or "")
             if not url or url in current or not post or post["gone_at"]:
                 continue
@@ -176,6 +211,12 @@ def load_plan(db: "Database", source: dict[str, Any], *, mode: str, policy: str)
     return plan
 
 
+def entry_hash(entry: dict[str, Any] | None) -> str:
+    """What a reader of a feed entry sees: its title, summary and content."""
+    data = json.dumps([(entry or {}).get(k) for k in ("title", "summary", "content")], ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
 def sitemap_lastmod(entry: dict[str, Any]) -> str | None:
     return parse_date(entry.get("lastmod"))
 
@@ -191,7 +232,8 @@ def _paginated(url: str) -> bool:
     )
 
 
-def _feed_entries(body: bytes | None, url: str) -> list[dict[str, Any]]:
+def feed_entries(body: bytes | None, url: str) -> list[dict[str, Any]]:
+    """The entries of a feed's stored body; none when it cannot be read."""
     if not body:
         return []
     try:
@@ -200,7 +242,8 @@ def _feed_entries(body: bytes | None, url: str) -> list[dict[str, Any]]:
         return []
 
 
-def _sitemap_urls(body: bytes | None) -> list[str]:
+def sitemap_entries(body: bytes | None) -> list[dict[str, Any]]:
+    """The ``<url>`` entries (``loc``, ``lastmod`` ...) of a sitemap's stored body; none for an index or garbage."""
     if not body:
         return []
     if body[:2] == b"\x1f\x8b":
@@ -210,7 +253,7 @@ def _sitemap_urls(body: bytes | None) -> list[str]:
         sitemap = Sitemap(body)
     except Exception:  # lxml raises several kinds on garbage
         return []
-    return [e["loc"] for e in sitemap if e.get("loc")] if sitemap.type == "urlset" else []
+    return [e for e in sitemap if e.get("loc")] if sitemap.type == "urlset" else []
 
 
 def _json_list(value: str | None) -> list[str]:

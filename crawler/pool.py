@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from .extract import extract_post
 from .items import BlogPost
 from .worker import work
 
@@ -172,6 +171,8 @@ class ExtractionPool:
         raise ExtractionFailed(value)
 
     def _inline(self, url: str, html: str, options: dict[str, Any]) -> BlogPost | None:
+        from .extract import extract_post  # slow to import (trafilatura): only when a page is extracted
+
         self.in_flight_max = 1
         try:
             return extract_post(url, html, **options)

@@ -11,7 +11,9 @@ while handling a page is recorded against its source, which is marked failed.
 
 ``RobotsPolicyMiddleware``: Scrapy's robots.txt handling, with RFC 9309's
 rule for an unreachable robots.txt: a 5xx answer or a network error means
-that nothing on the host may be fetched; a 4xx means everything may.
+that nothing on the host may be fetched; a 4xx means everything may. A
+request that ``--map-host`` sends to another server was judged by its own
+host's robots.txt: the mirror's is never asked for.
 """
 
 import asyncio
@@ -29,6 +31,7 @@ from scrapy.http import Response
 from archive.urls import host_of
 
 from .items import CrawlError
+from .middlewares import META_KEY as MAPPED
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +138,12 @@ class RobotsPolicyMiddleware(RobotsTxtMiddleware):
         robots_logger = logging.getLogger(RobotsTxtMiddleware.__module__)
         if not any(isinstance(f, _OneLine) for f in robots_logger.filters):
             robots_logger.addFilter(_OneLine())
+
+    async def process_request(self, request: Request) -> None:
+        mapped = request.meta.get(MAPPED)
+        if mapped and mapped[1] == request.url:
+            return  # judged by its own host's robots.txt before --map-host sent it elsewhere
+        await super().process_request(request)
 
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         if response.status >= 500:

@@ -101,6 +101,7 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "crawler.extensions.Progress": 500,
     "scrapy.extensions.telnet.TelnetConsole": None,
+    "scrapy.extensions.remote_control.RemoteControl": None,  # off, and aiohttp never imported
     "crawler.pool.ExtractionPool": 100,
 }
 

@@ -1,7 +1,8 @@
 """An extraction worker's life, in a process of its own (``crawler.pool`` starts it).
 
-This module and what it imports are what the pool's forkserver preloads: the
-extraction code, never Scrapy or Twisted, so each worker starts lean.
+This module and ``crawler.warmup`` are what the pool's forkserver preloads: the
+extraction code, never Scrapy or Twisted, so each worker starts lean. The crawl's
+process imports this module without the extraction code (trafilatura is slow to import).
 """
 
 import ctypes
@@ -11,8 +12,6 @@ import traceback
 from dataclasses import asdict
 from multiprocessing.connection import Connection
 from typing import Any
-
-from .extract import extract_post
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -27,6 +26,8 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 def work(conn: Connection, timeout: float) -> None:
     """Extract the pages that come down ``conn`` until it closes or says stop (None)."""
+    from .extract import extract_post  # loaded by the forkserver already (crawler.warmup); not by the crawl's start
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the crawl decides when to stop
     signal.signal(signal.SIGALRM, _on_alarm)
     if sys.platform == "linux":

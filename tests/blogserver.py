@@ -1,8 +1,13 @@
 """A test blog whose content and HTTP behaviour a test changes between crawls.
 
 ``Blog`` is the content (posts with dates and text) rendered as a home page,
-listing pages, post pages, an Atom feed of the newest five, a sitemap and
-robots.txt. ``BlogServer`` serves it on 127.0.0.1 and logs every request
+listing pages, post pages, a feed of the newest five, a sitemap and
+robots.txt. The feed (``feed``) is Atom with ``updated`` dates, RSS with the
+full content and ``pubDate``, RSS with a summary and no dates at all, or
+none; the sitemap is one ``urlset``, or (``sitemap_index=N``) an index whose
+``lastmod`` never moves over children of N posts each. An edit can leave the
+post's page as it was (a stale cache in front of it) while the feed shows it.
+``BlogServer`` serves it on 127.0.0.1 and logs every request
 with its conditional headers. Its ``validators`` say how it answers them:
 
 - ``honest``: ETag from the body, Last-Modified from the post's edit time,
@@ -31,6 +36,8 @@ WORDS = (
 ).split()
 PER_PAGE = 3
 FEED_SIZE = 5
+FEEDS = ("atom", "rss-full", "rss-summary", None)
+SUMMARY_WORDS = 12
 
 
 @dataclass
@@ -41,6 +48,7 @@ class Post:
     text: str
     updated: datetime | None = None
     modified: datetime = field(default_factory=lambda: datetime(2024, 1, 1, tzinfo=timezone.utc))
+    shown: str | None = None  # the text its page shows, when that is not its text (a stale cache)
 
 
 def words(seed: str, n: int = 180) -> str:
@@ -52,9 +60,12 @@ def words(seed: str, n: int = 180) -> str:
 
 
 class Blog:
-    def __init__(self, host: str, count: int, *, sitemap: bool = True):
+    def __init__(self, host: str, count: int, *, sitemap: bool = True, feed: str | None = "atom", sitemap_index: int = 0):
+        assert feed in FEEDS, feed
         self.host = host
         self.sitemap = sitemap
+        self.feed = feed
+        self.sitemap_index = sitemap_index
         start = datetime(2024, 1, 1, 9, tzinfo=timezone.utc)
         self.posts = [
             Post(f"post-{i}", f"Post number {i} on {host}", start + timedelta(days=10 * i), words(f"{host}-{i}"))
@@ -67,10 +78,15 @@ class Blog:
         self.posts.append(post)
         return post
 
-    def edit(self, slug: str, extra: str) -> None:
+    def edit(self, slug: str, extra: str, *, on_page: bool = True) -> None:
+        """Add a paragraph to a post; ``on_page=False``: its page goes on showing the old text."""
         post = self.post(slug)
+        if not on_page:
+            post.shown = post.text
         post.text += "\n\n" + extra
-        post.updated = post.modified = datetime.now(timezone.utc).replace(microsecond=0)
+        post.updated = datetime.now(timezone.utc).replace(microsecond=0)
+        if on_page:
+            post.modified = post.updated
 
     def delete(self, slug: str) -> None:
         self.posts.remove(self.post(slug))
@@ -90,10 +106,17 @@ class Blog:
         if path == "/robots.txt":
             line = f"Sitemap: http://{self.host}/sitemap.xml\n" if self.sitemap else ""
             return "text/plain", f"User-agent: *\nAllow: /\n{line}".encode(), latest
-        if path == "/feed.xml":
+        if path == "/feed.xml" and self.feed == "atom":
             return "application/atom+xml", self._feed(newest[:FEED_SIZE]).encode(), latest
+        if path == "/feed.xml" and self.feed:
+            return "application/rss+xml", self._rss(newest[:FEED_SIZE]).encode(), latest
+        if path == "/sitemap.xml" and self.sitemap and self.sitemap_index:
+            return "application/xml", self._index().encode(), datetime(2024, 1, 1, tzinfo=timezone.utc)
         if path == "/sitemap.xml" and self.sitemap:
             return "application/xml", self._sitemap(newest).encode(), latest
+        for number, chunk in enumerate(self._children(), 1):
+            if path == f"/sitemap-{number}.xml":
+                return "application/xml", self._sitemap(chunk).encode(), max(p.modified for p in chunk)
         if path == "/" or (path.startswith("/page/") and path.strip("/").split("/")[-1].isdigit()):
             number = 1 if path == "/" else int(path.strip("/").split("/")[-1])
             chunk = newest[(number - 1) * PER_PAGE : number * PER_PAGE]
@@ -107,10 +130,9 @@ class Blog:
         return None
 
     def _head(self, title: str, extra: str = "") -> str:
-        return (
-            f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-            f'<link rel="alternate" type="application/atom+xml" href="http://{self.host}/feed.xml">{extra}</head>'
-        )
+        kind = "atom" if self.feed == "atom" else "rss"
+        link = f'<link rel="alternate" type="application/{kind}+xml" href="http://{self.host}/feed.xml">' if self.feed else ""
+        return f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>{link}{extra}</head>'
 
     def _listing(self, posts: list[Post], number: int, more: bool) -> str:
         items = "".join(f'<li><a href="/p/{p.slug}/">{p.title}</a> {p.published:%Y-%m-%d}</li>' for p in posts)
@@ -122,7 +144,7 @@ class Blog:
             f'<meta property="og:type" content="article"><meta property="og:title" content="{post.title}">'
             f'<meta property="article:published_time" content="{post.published.isoformat()}">'
         )
-        paragraphs = "".join(f"<p>{p}</p>" for p in post.text.split("\n\n"))
+        paragraphs = _paragraphs(post.text if post.shown is None else post.shown)
         return (
             self._head(post.title, meta)
             + f'<body><nav><a href="/">Home</a></nav><article><h1>{post.title}</h1>{paragraphs}</article></body></html>'
@@ -142,12 +164,46 @@ class Blog:
             f'<link href="http://{self.host}/"/><updated>2024-01-01T00:00:00Z</updated>{entries}</feed>'
         )
 
+    def _rss(self, posts: list[Post]) -> str:
+        def item(p: Post) -> str:
+            link = f"http://{self.host}/p/{p.slug}/"
+            if self.feed == "rss-summary":
+                summary = " ".join(p.text.split()[:SUMMARY_WORDS]) + " ..."
+                return f"<item><title>{p.title}</title><link>{link}</link><description>{summary}</description></item>"
+            return (f"<item><title>{p.title}</title><link>{link}</link><guid>{link}</guid>"
+                    f"<pubDate>{format_datetime(p.published, usegmt=True)}</pubDate>"
+                    f"<content:encoded><![CDATA[{_paragraphs(p.text)}]]></content:encoded></item>")
+
+        return (
+            '<?xml version="1.0" encoding="utf-8"?><rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">'
+            f"<channel><title>{self.host}</title><link>http://{self.host}/</link><description>A test blog</description>"
+            + "".join(item(p) for p in posts) + "</channel></rss>"
+        )
+
+    def _children(self) -> list[list[Post]]:
+        """The index's children: the posts, oldest first, ``sitemap_index`` to a child."""
+        if not (self.sitemap and self.sitemap_index):
+            return []
+        posts = sorted(self.posts, key=lambda p: p.published)
+        return [posts[i : i + self.sitemap_index] for i in range(0, len(posts), self.sitemap_index)]
+
+    def _index(self) -> str:
+        children = "".join(
+            f"<sitemap><loc>http://{self.host}/sitemap-{n}.xml</loc><lastmod>2024-01-01</lastmod></sitemap>"
+            for n in range(1, len(self._children()) + 1)
+        )
+        return f'<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{children}</sitemapindex>'
+
     def _sitemap(self, posts: list[Post]) -> str:
         urls = "".join(
             f"<url><loc>http://{self.host}/p/{p.slug}/</loc><lastmod>{(p.updated or p.published):%Y-%m-%dT%H:%M:%S+00:00}</lastmod></url>"
             for p in posts
         )
         return f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
+
+
+def _paragraphs(text: str) -> str:
+    return "".join(f"<p>{p}</p>" for p in text.split("\n\n"))
 
 
 @dataclass

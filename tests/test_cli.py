@@ -43,7 +43,8 @@ def test_db_from_environment(runner, tmp_path, monkeypatch):
     result = runner.invoke(cli, ["add", "https://blog.test/", "--name", "test"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "env.db").exists()
-    assert "test\thttps://blog.test/\tfeeds: -\tposts: 0\tlast crawl: never" in runner.invoke(cli, ["sources"]).output
+    assert ("test\thttps://blog.test/\tfeeds: -\tposts: 0\tdue next run: 0 (7d:0,90d:1d,*:7d)\tchecked: never\t"
+            "last crawl: never") in runner.invoke(cli, ["sources"]).output
 
 
 def test_every_command_has_help(runner):

@@ -128,7 +128,7 @@ def test_canned_queries_have_titles_descriptions_and_run(datasette):
     queries = get_json(datasette + ".json")["queries"]
     assert {q["name"] for q in queries} == {
         "latest", "search", "source_posts", "posts_per_month", "tag_cloud", "recently_changed", "gone",
-        "changes", "crawl_health", "run_errors"}
+        "changes", "crawl_health", "run_errors", "revisit_plan", "revisit_posts"}
     for query in queries:
         assert query["title"] and query["description"], query["name"]
         status, body = get(f"{datasette}/{query['name']}.json?q=sqlite&source={EXPECTED['host']}")

@@ -16,8 +16,8 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 from protego import Protego
-from scrapy import Request, Spider
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy import Request, Spider, signals
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.response import get_base_url
@@ -29,9 +29,8 @@ from archive import ensure_source, find_sources
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import host_of, url_key
 
-from ..conditional import REVALIDATE
+from ..conditional import REVALIDATE, UNCHANGED
 from ..encoding import html_encoding
-from ..extract import extract_post
 from ..feeds import FeedError, looks_like_feed, parse_feed
 from ..incremental import load_plan, sitemap_lastmod
 from ..items import BlogPost, CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
@@ -81,14 +80,8 @@ class BlogSpider(Spider):
                 yield CrawlError(source["id"], source["url"], "deferred", f"the host asked to be left alone until {not_before} (Retry-After)")
                 continue
             state = self._state_for(source)
-            yield Request(
-                source["url"],
-                callback=self.parse_seed,
-                errback=self.on_error,
-                cb_kwargs={"state": state},
-                priority=DISCOVERY_PRIORITY,
-                meta={"source_id": state.id, "seed": True},
-            )
+            # the due posts wait, as every page does, until the seed and the feeds are read
+            yield self._discovery(state, source["url"], self.parse_seed, seed=True)
             for url in state.plan.due if state.plan else []:
                 for request in self._page(state, url):
                     yield request
@@ -125,6 +118,28 @@ class BlogSpider(Spider):
         self.states.append(state)
         return state
 
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "BlogSpider":
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.spider_idle, signal=signals.spider_idle)
+        return spider
+
+    def spider_idle(self) -> None:
+        """A complete crawl has walked every listing: the known posts that nothing listed are checked at once."""
+        requests = []
+        for state in self.states:
+            plan = state.plan
+            if not plan or not plan.complete or state.unlisted_checked or state.budget_cut or plan.failed:
+                continue
+            state.unlisted_checked = True
+            for url, post in plan.posts.items():
+                if not post["gone_at"] and url_key(url) not in state.seen and url_key(url) not in state.parsed:
+                    requests += [r for r in self._page(state, url) if isinstance(r, Request)]
+        for request in requests:
+            self.crawler.engine.crawl(request)
+        if requests:
+            raise DontCloseSpider
+
     @cached_property
     def extraction(self) -> ExtractionPool:
         """The crawl's extraction workers (the ``crawler.pool.ExtractionPool`` extension)."""
@@ -151,6 +166,7 @@ class BlogSpider(Spider):
 
     def _discovery(self, state: SourceState, url: str, callback: Any, *, probe: bool = False, **meta: Any) -> Request:
         state.pending += 1
+        state.documents.add(url_key(url))  # never requested again as a page
         return Request(
             url,
             callback=callback,
@@ -164,7 +180,7 @@ class BlogSpider(Spider):
     def _page(self, state: SourceState, url: str, depth: int = 0) -> Iterator[Any]:
         """A request for an in-scope page, held while feeds are still being read."""
         key = url_key(url)
-        if key in state.seen:
+        if key in state.seen or key in state.documents:
             return
         state.seen.add(key)
         reason = state.trap(url, depth)
@@ -226,12 +242,10 @@ class BlogSpider(Spider):
         body = response.body
         if looks_like_feed(body, _content_type(response)):
             yield SourceUpdate(state.id, kind="feed", feeds=[state.url])
-            state.pending += 1
             for output in self.parse_feed(response, state):
                 yield output
         elif b"<urlset" in body[:2048] or b"<sitemapindex" in body[:2048] or body[:2] == b"\x1f\x8b":
             yield SourceUpdate(state.id, kind="sitemap", sitemaps=[state.url])
-            state.pending += 1
             for output in self.parse_sitemap(response, state):
                 yield output
         elif isinstance(response, TextResponse):
@@ -240,8 +254,12 @@ class BlogSpider(Spider):
                 yield output
             async for output in self.parse_page(response, state):
                 yield output
+            for output in self._discovery_done(state):
+                yield output
         else:
             yield CrawlError(state.id, response.url, "seed", "neither an HTML page, a feed nor a sitemap")
+            for output in self._discovery_done(state):
+                yield output
 
     def _discover_from_home(self, response: TextResponse, state: SourceState) -> Iterator[Any]:
         feeds = _declared_feeds(response, state)
@@ -258,7 +276,8 @@ class BlogSpider(Spider):
         text = response.body.decode("utf-8", "replace")
         sitemaps = [u for u in (state.own(s) for s in Protego.parse(text).sitemaps) if u]
         for url in sitemaps or [urljoin(state.scope, "sitemap.xml")]:
-            yield self._discovery(state, url, self.parse_sitemap, probe=not sitemaps)
+            if url_key(url) not in state.documents:
+                yield self._discovery(state, url, self.parse_sitemap, probe=not sitemaps)
         yield from self._discovery_done(state)
 
     def parse_feed(self, response: Response, state: SourceState) -> Iterator[Any]:
@@ -282,6 +301,7 @@ class BlogSpider(Spider):
             yield CrawlError(state.id, response.url, "feed", warning)
         new = 0
         listed = []
+        before = state.plan.previous_entries(response, state.own) if state.plan else None
         for entry in feed["entries"]:
             if entry["url"] is None:
                 yield from self._feed_only_post(state, feed_url or response.url, entry)
@@ -293,13 +313,16 @@ class BlogSpider(Spider):
                 state.sections.add(url_shape(url, state.scope))
                 state.note_date(entry.get("published_raw"))
                 listed.append(url)
-                if not state.plan or state.plan.wants_entry(url, entry.get("updated")):
+                changed = bool(state.plan and state.plan.entry_changed(url, entry, before))
+                if state.plan and state.plan.content_edited(url, entry, before):
+                    state.feed_edits.add(url_key(url))
+                if not state.plan or changed or state.plan.wants_entry(url, entry.get("updated")):
                     yield from self._page(state, url)
                 flags = state.lacking.get(url_key(url))
                 if flags and brings(entry, flags):  # extracted before this feed was read
                     del state.lacking[url_key(url)]
                     yield self._again(state, url)
-        for url in state.plan.missing(response, listed, state.own, feed=feed) if state.plan else []:
+        for url in state.plan.missing(response, listed, state.own, feed=feed, before=before) if state.plan else []:
             yield from self._page(state, url)
         for link in feed["next"]:
             url = state.own(urljoin(response.url, link))
@@ -316,10 +339,11 @@ class BlogSpider(Spider):
 
     def _feed_only_post(self, state: SourceState, feed_url: str, entry: dict[str, Any]) -> Iterator[Any]:
         """An entry with no link: archived from what the feed says, under a stable id."""
+        from ..extract import extract_post  # slow to import (trafilatura): only for such an entry
+
         url = f"{feed_url}#{entry['guid']}"
         body = entry.get("content") or entry.get("summary") or entry.get("title") or ""
-        page = f"<html><body><article>{body}</article></body></html>"
-        post = extract_post(url, page, feed_entry={**entry, "content": body})
+        post = extract_post(url, _feed_page(body), feed_entry={**entry, "content": body})
         if post is None:
             yield CrawlError(state.id, url, "feed", "an entry with no link and no text: nothing to keep")
             return
@@ -327,18 +351,20 @@ class BlogSpider(Spider):
         yield post
 
     def parse_sitemap(self, response: Response, state: SourceState) -> Iterator[Any]:
-        if state.plan and state.plan.skip(response):
-            yield from self._discovery_done(state)
-            return
         body = response.body
         if body[:2] == b"\x1f\x8b":
             with gzip.GzipFile(fileobj=io.BytesIO(body)) as f:
                 body = f.read(MAX_SITEMAP_BYTES)
+        unchanged = bool(state.plan and state.plan.skip(response))
         try:
             sitemap = Sitemap(body)
         except Exception as e:  # lxml raises several kinds on garbage
-            if not response.meta.get("probe"):
+            if not response.meta.get("probe") and not unchanged:
                 yield CrawlError(state.id, response.url, "sitemap", f"not a readable sitemap: {e}")
+            yield from self._discovery_done(state)
+            return
+        # an index's own validators say nothing of its children: they are revalidated whatever it answered
+        if unchanged and sitemap.type != "sitemapindex":
             yield from self._discovery_done(state)
             return
         own = state.own(response.url)
@@ -365,7 +391,9 @@ class BlogSpider(Spider):
     async def parse_page(self, response: Response, state: SourceState) -> AsyncIterator[Any]:
         if not isinstance(response, HtmlResponse):
             return
-        if state.plan and state.plan.skip(response):
+        # a page that did not change, whose full-content feed entry did: the feed's text is the post's
+        feed_edit = bool(response.meta.get(UNCHANGED)) and url_key(state.own(response.url) or response.url) in state.feed_edits
+        if state.plan and state.plan.skip(response) and not feed_edit:
             for request in self._doubt(state, response):
                 yield request
             return
@@ -375,10 +403,10 @@ class BlogSpider(Spider):
         depth = response.meta.get("depth", 0) + 1
         base, encoding = get_base_url(response), response.encoding
         links = list(dict.fromkeys(t for href in HREFS(response.selector.root) if (t := state.link(base, href, encoding))))
-        for link_url in state.plan.select_links(links) if state.plan else links:
+        for link_url in state.plan.select_links(links, lambda u: url_key(u) in state.seen) if state.plan else links:
             for output in self._page(state, link_url, depth):
                 yield output
-        if state.plan and state.plan.done_before(response, url):
+        if state.plan and state.plan.done_before(response, url) and not feed_edit:
             for request in self._doubt(state, response):
                 yield request
             return
@@ -436,6 +464,20 @@ class BlogSpider(Spider):
         except ExtractionFailed as e:
             yield CrawlError(state.id, url, "extract", str(e))
             return
+        if post is not None and feed_edit and entry:
+            try:
+                from_feed = await self.extraction.extract(url, _feed_page(entry["content"]), feed_entry=entry)
+            except ExtractionFailed as e:
+                yield CrawlError(state.id, url, "extract", str(e))
+                return
+            if from_feed is not None and from_feed.text:
+                post.text, post.markdown, post.word_count, post.lang = (
+                    from_feed.text, from_feed.markdown, from_feed.word_count, from_feed.lang)
+                for candidate in post.provenance:
+                    if candidate["field"] == "text":
+                        candidate["chosen"] = 0
+                post.provenance.append({"field": "text", "value": "the feed's content changed, the page did not",
+                                        "origin": "feed", "chosen": 1})
         if post is None:
             yield CrawlError(state.id, url, "extract", "judged a post, but no article text was found")
             return
@@ -454,9 +496,11 @@ class BlogSpider(Spider):
         state: SourceState = request.cb_kwargs["state"]
         if failure.check(HttpError):
             status = failure.value.response.status
-            post_url = state.own(failure.value.response.url)
-            if status in (404, 410) and state.plan and post_url in state.plan.posts:
-                yield PostGone(post_url, state.id)
+            # the known post asked for, whichever signal made it due (or where its redirect led)
+            known = [u for u in (state.own(failure.value.response.url), state.own(_original_url(request)))
+                     if state.plan and u in state.plan.posts]
+            if status in (404, 410) and known:
+                yield PostGone(known[0], state.id)
                 return
             kind, message = "http", f"HTTP {status}"
             if request.meta.get("probe") and status in (404, 410):
@@ -473,6 +517,11 @@ class BlogSpider(Spider):
             yield CrawlError(state.id, _original_url(request), kind, message)
         if request.meta.get("discovery"):
             yield from self._discovery_done(state)
+
+
+def _feed_page(content: str) -> str:
+    """A feed entry's content as a page that holds only it."""
+    return f"<html><body><article>{content}</article></body></html>"
 
 
 def _declared_feeds(response: TextResponse, state: SourceState) -> list[str]:

@@ -50,11 +50,14 @@ class SourceState:
     held: list[Any] = field(default_factory=list)
     feeds: list[str] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
+    documents: set[str] = field(default_factory=set)  # url_key of the feeds, sitemaps and robots.txt asked for
+    feed_edits: set[str] = field(default_factory=set)  # url_key of known posts whose feed content changed in this run
     cuts: Counter[str] = field(default_factory=Counter)
     query_variants: Counter[str] = field(default_factory=Counter)
     site: SiteLearner = field(default_factory=SiteLearner)  # the blog's own name, tagline, header
     offsets: Counter[timedelta] = field(default_factory=Counter)
     budget_cut: bool = False  # the page budget stopped the crawl short: not a complete crawl
+    unlisted_checked: bool = False  # a complete crawl's known posts that nothing listed were asked for
     plan: SourcePlan | None = None  # what this run does for the source (crawler/incremental.py)
     links: dict[tuple[str, str, str], str | None] = field(default_factory=dict)  # link -> in-scope URL (bounded)
 
