@@ -334,6 +334,8 @@ def byline_author(root: etree._Element) -> str | None:
     """The name a byline gives: "By NAME", "作者：NAME", in a short element outside comments and sidebars."""
     for node in _BYLINE_NODES(root):
         holder = node.getparent()
+        if not isinstance(holder.tag, str):  # the text after an HTML comment: the comment's parent holds it
+            holder = holder.getparent()
         for el in (holder, holder.getparent(), holder.getparent().getparent() if holder.getparent() is not None else None):
             if el is None or _furniture(el, itself=True):
                 break

@@ -91,6 +91,8 @@ def test_bylines_and_author_classes():
     assert byline_author(tree('<p>本博客采用 BY-NC-SA 许可协议。转载请注明出处！</p>')) is None
     assert byline_author(tree('<p>By kicking off some scans, we learn a lot.</p>')) is None
     assert byline_author(tree('<footer>Powered by Hexo</footer>')) is None
+    # a byline after an HTML comment
+    assert byline_author(tree('<p class="meta"><!-- meta -->By Jane Doe, 3 May 2021</p>')) == "Jane Doe"
     assert classed_author(tree('<div class="authorbox"><span class="authorbox__name">黑人de问号</span>'
                                '<div class="authorbox__description">雨下整夜…</div></div>')) == "黑人de问号"
 
