@@ -32,6 +32,7 @@ from archive.urls import host_of
 
 from .items import CrawlError
 from .middlewares import META_KEY as MAPPED
+from .middlewares import network_kind
 
 logger = logging.getLogger(__name__)
 
@@ -121,13 +122,15 @@ class CallbackErrorsMiddleware:
 
 
 class _OneLine(logging.Filter):
-    """A robots.txt that could not be fetched is one line in the log, not a traceback: the
-    host's pages are refused for it, and each of those is recorded in ``crawl_errors``."""
+    """A robots.txt that could not be fetched is one INFO line in the log, not a traceback:
+    the host's pages are refused for it, and each of those is recorded in ``crawl_errors``
+    (and told on standard error by the pipeline)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and record.exc_info[1] is not None:
             record.msg, record.args = "%s (%s)", (record.getMessage(), type(record.exc_info[1]).__name__)
             record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
         return True
 
 
@@ -152,7 +155,7 @@ class RobotsPolicyMiddleware(RobotsTxtMiddleware):
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
         if not isinstance(exc, IgnoreRequest):
-            self.unreachable[netloc] = type(exc).__name__
+            self.unreachable[netloc] = f"{network_kind(exc)}: {type(exc).__name__}"
         super()._robots_error(exc, netloc)
 
     def process_request_2(self, rp: Any, request: Request) -> None:
