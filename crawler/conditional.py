@@ -147,6 +147,7 @@ class ConditionalMiddleware:
             source_id=request.meta.get("source_id"),
             run_id=self.crawler.stats.get_value("archive/run_id"),
             sha=sha,
+            held=len(response.body),
         )
         if response.status != 200:
             self.store.write(save_fetch, response.url, status=response.status, checked_at=utcnow())

@@ -51,6 +51,9 @@ FEED_TEXT_RATIO = 1.5
 CONFLICT_SECONDS = 86_400
 # Below this many letters, a language guess is no better than the page's lang attribute.
 MIN_LANGID_CHARS = 200
+# An article with more text than this is extracted in parts of about this size: trafilatura
+# holds about 20 times a document's size while it works (a 15 MB post would take 400 MB).
+PART_CHARS = 1_000_000
 
 
 def extract_post(
@@ -91,7 +94,7 @@ def extract_post(
     article = article_document(root, body)
     if article is not None:
         options.focus = "recall"  # the post's body alone, its furniture taken out: keep all of it
-        doc = bare_extraction(article, options=options)
+        doc = _extract_article(article, options)
     else:
         drop_furniture(root)
         doc = bare_extraction(root, options=options)
@@ -117,6 +120,43 @@ def extract_post(
     post.lang = detect_lang(post.text, page_lang(sel))
     post.word_count = word_count(post.text)
     return post
+
+
+def _extract_article(page: Any, options: Extractor) -> Any:
+    """trafilatura's document for a page that holds the article alone; a huge article is
+    extracted in parts (each of its blocks whole, in order) and their texts joined."""
+    article = page[-1][0]
+    while len(article) == 1 and isinstance(article[0].tag, str):  # down the wrappers, to the blocks
+        article = article[0]
+    parts: list[list[Any]] = [[]]
+    size = 0
+    for child in article:
+        size += len(child.text_content()) if isinstance(child.tag, str) else 0
+        parts[-1].append(child)
+        if size >= PART_CHARS:
+            parts.append([])
+            size = 0
+    parts = [p for p in parts if p]
+    if len(parts) < 2:
+        return bare_extraction(page, options=options)
+    docs = []
+    rest = copy.copy(options)
+    rest.with_metadata = False  # the metadata is the first part's (and the page's): read once
+    for i, part in enumerate(parts):
+        piece = lxml_html.Element("html")
+        if i == 0 and page.find("head") is not None:
+            piece.append(page.find("head"))  # the metadata trafilatura reads is in the first part
+        holder = lxml_html.etree.SubElement(lxml_html.etree.SubElement(piece, "body"), "article")
+        holder.extend(part)  # moved, not copied: the parts together hold what the article held
+        docs.append(bare_extraction(piece, options=options if i == 0 else rest))
+    found = [d for d in docs if d is not None and d.body is not None]
+    if not found:
+        return None
+    doc = found[0]
+    doc.text = "\n\n".join(d.text for d in found if d.text)
+    for other in found[1:]:
+        doc.body.extend(list(other.body))
+    return doc
 
 
 def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any]) -> None:
@@ -224,4 +264,4 @@ def detect_lang(text: str, declared: str | None) -> str | None:
 
 def word_count(text: str) -> int:
     """Latin words plus CJK characters, the usual measure for mixed text."""
-    return len(LATIN_WORD.findall(text)) + len(CJK.findall(text))
+    return sum(1 for _ in LATIN_WORD.finditer(text)) + sum(1 for _ in CJK.finditer(text))

@@ -13,7 +13,8 @@ from urllib.parse import urljoin, urlsplit
 from lxml import etree
 from parsel import Selector
 
-from .pages import ARTICLE_TYPES, DATE_TEXT, EDGE_TOKEN, furniture_marked, in_furniture, ld_nodes, time_datetime, url_date, visible_date
+from .pages import (ARTICLE_TYPES, DATE_TEXT, EDGE_TOKEN, furniture_marked, in_furniture, ld_nodes, short_text,
+                    time_datetime, url_date, visible_date)
 from .article import article_body, text_mass
 from .feeds import term_kind
 from .site import SiteParts, fold
@@ -25,14 +26,17 @@ BYLINE = re.compile(
     r"([^\s|·•,，:：/][^|·•,，/:：]{0,40}?)\s*(?=$|[|·•,，/]|\s(?:on|at|in|发布|发表|于)\b|\s\d)",
     re.I,
 )
+# Labels and bylines are short: the length test comes first, so a long text node (a huge post's
+# paragraphs) is never case-folded.
+SHORT_NODE = 200
 _BYLINE_NODES = etree.XPath(
-    "//body//text()[contains(translate(., 'BYAUTHOR', 'byauthor'), 'by') or contains(translate(., 'AUTHOR', 'author'), 'author')"
+    f"//body//text()[string-length(.) < {SHORT_NODE}][contains(translate(., 'BYAUTHOR', 'byauthor'), 'by') or contains(translate(., 'AUTHOR', 'author'), 'author')"
     " or contains(., '作者') or contains(., '投稿者') or contains(., '著者') or contains(., '文')]"
     "[not(ancestor::script or ancestor::style or ancestor::pre or ancestor::code or ancestor::blockquote)]"
 )
 TAGS_LABEL = re.compile(r"^\W*(tags?|tagged(?: with)?|labels?|keywords|标签|關鍵字|关键词|关键字|タグ)\s*[:：]", re.I)
 _TAGS_LABEL_NODES = etree.XPath(
-    "//body//text()[contains(translate(., 'TAGLBEKYWORD', 'taglbekyword'), 'tag') or contains(translate(., 'LABE', 'labe'), 'label')"
+    f"//body//text()[string-length(.) < {SHORT_NODE}][contains(translate(., 'TAGLBEKYWORD', 'taglbekyword'), 'tag') or contains(translate(., 'LABE', 'labe'), 'label')"
     " or contains(translate(., 'KEYWORDS', 'keywords'), 'keywords')"
     " or contains(., '标签') or contains(., '关键') or contains(., '關鍵') or contains(., 'タグ')]"
     "[not(ancestor::script or ancestor::style or ancestor::pre or ancestor::code)]"
@@ -339,25 +343,13 @@ def byline_author(root: etree._Element) -> str | None:
         for el in (holder, holder.getparent(), holder.getparent().getparent() if holder.getparent() is not None else None):
             if el is None or _furniture(el, itself=True):
                 break
-            text = _short_text(el, MAX_BYLINE_CHARS)
+            text = short_text(el, MAX_BYLINE_CHARS)
             if text is None:
                 break
             match = BYLINE.search(text)
             if match and plausible_name(match.group(1)):
                 return match.group(1).strip()
     return None
-
-
-def _short_text(el: etree._Element, limit: int) -> str | None:
-    """``el``'s text, white space collapsed, or None when it is longer than ``limit``: read no
-    further than that (a byline's holder may be the whole article, for each of its words "by")."""
-    parts, raw = [], 0
-    for piece in el.itertext():
-        parts.append(piece)
-        raw += len(piece)
-        if raw > limit and len(" ".join("".join(parts).split())) > limit:
-            return None
-    return " ".join("".join(parts).split())
 
 
 def plausible_name(text: str, *, marked: bool = False) -> bool:

@@ -8,6 +8,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -68,6 +69,9 @@ NOT_PUBLISHED = re.compile(r"updated|modified|edited|revised|更新|修改|编�
 # A short element whose class or id marks metadata holds an unlabelled date near the title.
 META_MARK = re.compile(r"date|time|meta|posted|publish|byline|info|entry-footer|post-footer", re.I)
 MAX_META_CHARS = 160
+# Text nodes holding a year read at most for a page's visible date: a post shows a few dozen,
+# while each costs a look at its holder (a page of 500,000 dated links would take minutes).
+MAX_DATE_NODES = 1000
 LISTING_LINKS = 5  # posts of the feeds a page's content links to: a listing, unless a feed lists it
 LANGUAGE_PREFIX = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$", re.I)  # /en/, /zh-cn/, /pt_BR/
 SECTION_LINKS = 3  # pages below its own folder a page's content links to: a section's index
@@ -157,8 +161,8 @@ POSTS_OWN_TOKEN = re.compile(r"^(?:post|article|entry)[-_]+(?:sidebar|widgets?|i
 EDGE_TOKEN = re.compile(r"^(?:[a-z0-9]+-)?(?:header|footer)$", re.I)
 
 
-def read_evidence(sel: Selector) -> PageEvidence:
-    """Read the machine-readable signals of a page."""
+def read_evidence(sel: Selector, max_links: int = 10_000) -> PageEvidence:
+    """Read the machine-readable signals of a page (of its links, the first ``max_links``)."""
     root = sel.root
     ev = PageEvidence()
     ev.og_type = _first(_OG_TYPE(root)).strip().lower() or None
@@ -173,7 +177,8 @@ def read_evidence(sel: Selector) -> PageEvidence:
         ev.refresh = refresh[refresh.lower().index("url=") + 4 :].strip(" '\"")
     ev.articles = int(_ARTICLES(root))
     ev.lang = page_lang(sel)
-    ev.read_more = sum(bool(READ_MORE.match(" ".join(a.xpath("string()").split()))) for a in _LINK_TEXTS(root))
+    ev.read_more = sum(bool(READ_MORE.match(" ".join(a.xpath("string()").split())))
+                       for a in islice(_LINK_TEXTS(root), max_links))
     ev.visible_date = visible_date(sel)
     ev.title = " ".join(str(_TITLE(root)).split()) or None
     ev.site_name = _first(_SITE_NAME(root)).strip() or None
@@ -201,7 +206,7 @@ def visible_date(sel: Selector) -> str | None:
     the dates of a list of posts (a page showing several is a listing).
     """
     found: list[str] = []
-    for node in _DATE_NODES(sel.root):
+    for node in islice(_DATE_NODES(sel.root), MAX_DATE_NODES):
         date = _labelled_date(node)
         if date and date not in found:
             found.append(date)
@@ -240,8 +245,8 @@ def _labelled_date(node: Any) -> str | None:
     for holder in (element, element.getparent()):
         if holder is None or in_furniture(holder):
             break
-        text = " ".join(holder.xpath("string()").split())
-        if len(text) > MAX_META_CHARS:
+        text = short_text(holder, MAX_META_CHARS)
+        if text is None:
             break
         end = 0
         for match in DATE_TEXT.finditer(text):
@@ -252,6 +257,21 @@ def _labelled_date(node: Any) -> str | None:
             if PUBLISHED_LABEL.search(before) or _marked_meta(holder):
                 return match.group(0)
     return None
+
+
+def short_text(el: etree._Element, limit: int) -> str | None:
+    """``el``'s text, white space collapsed, or None when it is longer than ``limit``: read no
+    further than that (the holder of a date or a byline may be the whole page, for each of its
+    text nodes that holds a year or the word "by")."""
+    parts, raw, check = [], 0, limit
+    for piece in el.itertext():
+        parts.append(piece)
+        raw += len(piece)
+        if raw > check:  # white space may make the raw text longer: look again at twice the length
+            if len(" ".join("".join(parts).split())) > limit:
+                return None
+            check = 2 * raw
+    return " ".join("".join(parts).split())
 
 
 def time_datetime(root: etree._Element) -> str | None:
@@ -297,11 +317,11 @@ def in_furniture(element: etree._Element) -> bool:
     return False
 
 
-def listing_links(root: etree._Element) -> list[tuple[str, str]]:
-    """``(href, text)`` of a listing's own links, menus, headers and footers left out."""
+def listing_links(root: etree._Element, limit: int | None = None) -> list[tuple[str, str]]:
+    """``(href, text)`` of a listing's own links (the first ``limit``), menus, headers and footers left out."""
     links = []
     furniture: dict[etree._Element, bool] = {}  # ancestors are shared: each is judged once
-    for a in _LINKS(root):
+    for a in islice(_LINKS(root), limit):
         if any(furniture.setdefault(el, site_furniture(el)) for el in a.iterancestors()):
             continue
         text = " ".join(a.xpath("string()").split())

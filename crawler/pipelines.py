@@ -89,7 +89,8 @@ class ArchivePipeline:
             raise DropItem(f"not saved, the archive cannot be written ({self.store.fatal}): {getattr(item, 'url', '')}")
         # Saved in the writer thread (crawler.store), in the order items come;
         # a disk that is full or read-only there stops the crawl.
-        self.store.write(self._save, item)
+        held = len(getattr(item, "text", None) or "") + len(getattr(item, "markdown", None) or "")
+        self.store.write(self._save, item, held=held)
         return item
 
     def _save(self, db: "Database", item: Any) -> None:

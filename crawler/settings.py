@@ -21,6 +21,9 @@ ARCHIVE_MAX_PAGES = 10_000
 # one path fetched at most (calendar and filter traps); what is cut is recorded.
 ARCHIVE_MAX_DEPTH = 500
 ARCHIVE_MAX_QUERY_VARIANTS = 50
+# Links read at most from one page (an index of every post holds a few thousand; a page of
+# 500,000 would cost seconds and hundreds of MB for each of its reads); the cut is recorded.
+ARCHIVE_MAX_LINKS = 10_000
 # A URL shape holding less than this share of the feed's entries, beside the
 # shape holding most of them, is a site section (projects, pages), not posts.
 ARCHIVE_SECTION_MIN_SHARE = 0.2

@@ -46,8 +46,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-# Writes queued at most before the reactor thread waits for the writer (a slow disk).
+# Writes queued at most before the reactor thread waits for the writer (a slow disk), and
+# bytes they hold at most (captures' bodies, posts' texts: a few huge pages fill it first).
 MAX_BACKLOG = 1000
+MAX_BACKLOG_BYTES = 48 * 1024 * 1024
 # Writes in one transaction at most: a fast crawl commits sooner than every interval,
 # so that what a crash or a full disk can take back stays small.
 MAX_BATCH = 25
@@ -72,6 +74,8 @@ class ArchiveStore:
         self._last: Future | None = None
         self._queued = 0  # writes submitted (reactor thread)
         self._done = 0  # writes finished (writer thread)
+        self._queued_bytes = 0  # what they hold (reactor thread)
+        self._done_bytes = 0  # (writer thread)
         self._batched = 0  # writes in the open transaction (writer thread)
 
     @classmethod
@@ -96,12 +100,15 @@ class ArchiveStore:
 
     # -- writes (called in the reactor thread) ----------------------------------------
 
-    def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> "Future[T]":
-        """Run ``fn(db, *args, **kwargs)`` in the writer thread, after every earlier write."""
-        if self._last is not None and self._queued - self._done > MAX_BACKLOG:
+    def write(self, fn: Callable[..., T], *args: Any, held: int = 0, **kwargs: Any) -> "Future[T]":
+        """Run ``fn(db, *args, **kwargs)`` in the writer thread, after every earlier write
+        (``held``: the bytes its arguments hold until it is done)."""
+        backlog = self._queued - self._done > MAX_BACKLOG or self._queued_bytes - self._done_bytes > MAX_BACKLOG_BYTES
+        if self._last is not None and backlog:
             self._last.exception()  # wait until the writer catches up
         self._queued += 1
-        self._last = self._submit(self._run, fn, args, kwargs)
+        self._queued_bytes += held
+        self._last = self._submit(self._run, fn, args, kwargs, held)
         return self._last
 
     def write_now(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -135,7 +142,7 @@ class ArchiveStore:
 
     # -- the writer thread --------------------------------------------------------------
 
-    def _run(self, fn: Callable[..., T], args: tuple, kwargs: dict[str, Any]) -> T:
+    def _run(self, fn: Callable[..., T], args: tuple, kwargs: dict[str, Any], held: int = 0) -> T:
         try:
             if self.fatal:
                 raise ArchiveUnwritable(self.fatal)
@@ -160,6 +167,7 @@ class ArchiveStore:
             raise
         finally:
             self._done += 1
+            self._done_bytes += held
 
     def _fail(self, error: sqlite3.OperationalError) -> None:
         """Keep what the batch holds if it can be kept, then stop the crawl."""

@@ -76,3 +76,19 @@ def test_unreadable_file_is_a_clear_error(tmp_path):
     proc = run_cli("extract", str(tmp_path / "missing.html"), check=False)
     assert proc.returncode == 2
     assert "does not exist" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_huge_post_is_extracted_whole_in_parts(monkeypatch):
+    import crawler.extract as extract
+
+    paragraphs = [f"Paragraph {i}: " + " ".join(f"word{(i * 7 + j) % 1000}" for j in range(120)) for i in range(3000)]
+    page = ('<html lang="en"><head><title>A long post</title><meta property="og:type" content="article">'
+            '<meta property="article:published_time" content="2024-05-01T10:00:00+00:00"></head><body><article>'
+            "<h1>A long post</h1>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</article></body></html>")
+    monkeypatch.setattr(extract, "PART_CHARS", 10 * len(page))
+    whole = extract.extract_post("https://b.test/p/1/", page)
+    monkeypatch.setattr(extract, "PART_CHARS", len(page) // 5)  # five parts, and some
+    parted = extract.extract_post("https://b.test/p/1/", page)
+    assert parted.text.split("\n") == whole.text.split("\n") == paragraphs
+    assert parted.title == whole.title == "A long post" and parted.published == whole.published
+    assert parted.markdown.split() == whole.markdown.split()

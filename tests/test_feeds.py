@@ -183,3 +183,23 @@ def test_terms_whose_scheme_is_a_category_page_are_categories():
     entry = parse_feed(atom, "https://blog.test/atom.xml")["entries"][0]
     assert entry["categories"] == ["Tox Core"]
     assert entry["tags"] == ["audio", "plain"]
+
+
+@pytest.mark.parametrize("kind", ["rss", "atom", "json"])
+def test_a_huge_feed_is_read_up_to_its_first_entries(kind):
+    count, limit = 120, 50
+    if kind == "rss":
+        items = "".join(f"<item><title>E{i}</title><link>https://b.test/p/{i}/</link></item>" for i in range(count))
+        body = f'<rss version="2.0"><channel><title>T</title>{items}</channel></rss>'.encode()
+    elif kind == "atom":
+        items = "".join(f'<atom:entry><atom:title>E{i}</atom:title><atom:link href="https://b.test/p/{i}/"/>'
+                        f"<atom:id>urn:{i}</atom:id></atom:entry>" for i in range(count))
+        body = f'<atom:feed xmlns:atom="http://www.w3.org/2005/Atom"><atom:title>T</atom:title>{items}</atom:feed>'.encode()
+    else:
+        body = json.dumps({"version": "https://jsonfeed.org/version/1.1", "title": "T",
+                           "items": [{"id": str(i), "url": f"https://b.test/p/{i}/"} for i in range(count)]}).encode()
+    feed = parse_feed(body, "https://b.test/feed", max_entries=limit)
+    assert [e["url"] for e in feed["entries"]] == [f"https://b.test/p/{i}/" for i in range(limit)]
+    assert feed["warnings"] == [f"more than {limit} entries: only the first {limit} read"]
+    whole = parse_feed(body, "https://b.test/feed", max_entries=count)
+    assert len(whole["entries"]) == count and whole["warnings"] == []

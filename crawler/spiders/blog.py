@@ -11,10 +11,11 @@ import io
 import re
 from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
+from itertools import islice
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from lxml import etree
+from parsel import Selector
 from protego import Protego
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
@@ -47,7 +48,7 @@ FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+j
 COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml", "feeds/all.atom.xml")
 DISCOVERY_PRIORITY = 100
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
-HREFS = etree.XPath("//a/@href | //area/@href")
+READ_HEAD, READ_TAIL = 2_000_000, 250_000  # characters of a huge page read to judge it (see _read_part)
 LATE_ENTRY = "late_entry"  # meta: a post fetched again for a feed entry read after its extraction
 # Publish dates that carry their time; others (a visible date, <time> with a day only...) may lack it.
 TIMED_ORIGINS = {"feed", "JSON-LD datePublished", "article:published_time"}
@@ -104,6 +105,7 @@ class BlogSpider(Spider):
             bases={host_map[h] for h in aliases if h in host_map},
             max_pages=self.max_pages_arg or source.get("max_pages") or settings.getint("ARCHIVE_MAX_PAGES"),
             max_depth=settings.getint("ARCHIVE_MAX_DEPTH"),
+            max_links=settings.getint("ARCHIVE_MAX_LINKS"),
             max_query_variants=settings.getint("ARCHIVE_MAX_QUERY_VARIANTS"),
             sections=SectionStats(min_share=settings.getfloat("ARCHIVE_SECTION_MIN_SHARE")),
             seen=SpillSet(settings.getint("ARCHIVE_MEMORY_KEYS")),
@@ -403,7 +405,13 @@ class BlogSpider(Spider):
         aliases = _redirect_aliases(response, state, url)
         depth = response.meta.get("depth", 0) + 1
         base, encoding = get_base_url(response), response.encoding
-        links = list(dict.fromkeys(t for href in HREFS(response.selector.root) if (t := state.link(base, href, encoding))))
+        # the page's tree, not cached on the response: it is let go before the page waits for a worker
+        sel = Selector(text=_read_part(response.text), type="html")
+        hrefs = list(islice((h for a in sel.root.iter("a", "area") if (h := a.get("href"))), state.max_links + 1))
+        if len(hrefs) > state.max_links:
+            yield CrawlError(state.id, url, "cut", f"more than {state.max_links} links: only the first {state.max_links} read")
+            del hrefs[state.max_links:]
+        links = list(dict.fromkeys(t for href in hrefs if (t := state.link(base, href, encoding))))
         for link_url in state.plan.select_links(links, lambda u: url_key(u) in state.seen) if state.plan else links:
             for output in self._page(state, link_url, depth):
                 yield output
@@ -411,8 +419,7 @@ class BlogSpider(Spider):
             for request in self._doubt(state, response):
                 yield request
             return
-        sel = response.selector
-        evidence = read_evidence(sel)
+        evidence = read_evidence(sel, state.max_links)
         canonical = state.own(urljoin(response.url, evidence.canonical)) if evidence.canonical else None
         if canonical and url_key(canonical) != url_key(url) and in_scope(canonical, state.scope):
             aliases.append({"alias": url, "why": "rel=canonical"})
@@ -432,7 +439,8 @@ class BlogSpider(Spider):
         late = response.meta.get(LATE_ENTRY)  # a page judged and learned from already
         if not late:
             state.note_date(evidence.published)
-        content_links = [(t, text) for href, text in listing_links(sel.root) if (t := state.link(base, href, encoding))]
+        content_links = [(t, text) for href, text in listing_links(sel.root, state.max_links)
+                         if (t := state.link(base, href, encoding))]
         kind, reason = decide(url, state.scope, evidence, in_feed=entry is not None,
                               dated_text=bool(evidence.published or evidence.visible_date or url_date(url)),
                               listed=url_key(url) in state.listed, sections=state.sections,
@@ -452,12 +460,13 @@ class BlogSpider(Spider):
         if kind != "post":
             state.site.note_keywords(evidence.keywords)
             # a category's, tag's, author's or translation's own feed: metadata for the posts it lists
-            for feed in _declared_feeds(response, state):
+            for feed in _declared_feeds(response, state, sel):
                 if feed not in state.feeds and url_key(feed) not in state.seen and in_scope(feed, state.scope):
                     state.seen.add(url_key(feed))
                     yield self._discovery(state, feed, self.parse_feed, of_a_listing=True)
             return
         self.crawler.stats.inc_value("extract/count")
+        del sel, content_links  # the tree (on a 15 MB page, 50 MB or more) is not held while the page waits
         try:
             post = await self.extraction.extract(url, response.text, feed_entry=entry, site=state.site.parts,
                                                  default_tz=state.default_tz,
@@ -525,11 +534,20 @@ def _feed_page(content: str) -> str:
     return f"<html><body><article>{content}</article></body></html>"
 
 
-def _declared_feeds(response: TextResponse, state: SourceState) -> list[str]:
+def _read_part(text: str) -> str:
+    """What the crawl's process parses of a page to judge it: all of it, or of a huge page its
+    first ``READ_HEAD`` and last ``READ_TAIL`` characters (links, head, byline, the scripts at the
+    end). The whole page goes to the extraction worker; a 500,000-link page would take 300 MB here."""
+    if len(text) <= READ_HEAD + READ_TAIL:
+        return text
+    return text[:READ_HEAD] + text[-READ_TAIL:]
+
+
+def _declared_feeds(response: TextResponse, state: SourceState, sel: Selector | None = None) -> list[str]:
     """The feeds a page declares with ``<link rel="alternate">``, in the blog's own form."""
     declared = [
         response.urljoin(link.attrib["href"])
-        for link in response.xpath('//link[@rel="alternate"][@href]')
+        for link in (sel or response).xpath('//link[@rel="alternate"][@href]')
         if (link.attrib.get("type") or "").lower() in FEED_TYPES
     ]
     return list(dict.fromkeys(u for u in (state.own(x) or "" for x in declared) if u))

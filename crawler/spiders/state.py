@@ -38,6 +38,7 @@ class SourceState:
     bases: set[str]  # mirror bases (--map-host) of those hosts, as the downloader saw them
     max_pages: int
     max_depth: int
+    max_links: int
     max_query_variants: int
     sections: SectionStats
     # what grows with the blog: beyond ARCHIVE_MEMORY_KEYS keys each, kept on disk (crawler.spill)
