@@ -1,0 +1,51 @@
+"""One crawl of blogs that send what a crawler's memory fears (tests/hostile_blogs.py): bodies
+of 11.5 and 19 MB, a 64 GiB brotli bomb, a page of 500,000 links, a feed of 100,000 entries
+and a real post of 15 MB. The crawl finishes, refuses only what the 20 MB cap refuses, cuts
+what the per-page limits cut (recorded), and archives the real post whole.
+
+Its memory is measured, not asserted here: `python tests/hostile_blogs.py` prints the peak of
+each input (docs/reliability.md, "Memory")."""
+
+import sqlite3
+import subprocess
+
+import pytest
+from conftest import BLOGARCHIVE, ROOT
+from faultserver import FaultServer
+from hostile_blogs import KINDS, POSTS, real_post, routes
+
+from crawler.extract import extract_post
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory):
+    blogs = {kind.replace("-", ""): kind for kind in KINDS}
+    db = tmp_path_factory.mktemp("hostile") / "a.db"
+    with FaultServer(routes(blogs)) as server:
+        args = [BLOGARCHIVE, "crawl", "--db", str(db), "--delay", "0"]
+        for name in blogs:
+            args += [f"http://{name}.test/{name}/", "--map-host", f"{name}.test={server.base}"]
+        proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    conn = sqlite3.connect(db)
+    errors = conn.execute("select url, kind, message from crawl_errors").fetchall()
+    posts = dict(conn.execute("select url, text from posts").fetchall())
+    conn.close()
+    return proc, blogs, errors, posts
+
+
+def test_the_crawl_finishes_and_the_real_post_is_archived_whole(crawl):
+    proc, _, _, posts = crawl
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    expected = extract_post("http://real15mb.test/real15mb/p/1/", real_post().decode()).text
+    assert len(expected) > 14_000_000
+    for i in range(1, POSTS + 1):
+        assert posts[f"http://real15mb.test/real15mb/p/{i}/"] == expected
+
+
+def test_only_the_size_cap_refuses_and_the_limits_cut_what_they_say(crawl):
+    _, _, errors, _ = crawl
+    kinds = {(url.split("/")[2].split(".")[0], kind) for url, kind, _ in errors}
+    assert kinds == {("brbomb", "too-large"), ("links", "cut"), ("feed", "feed")}
+    messages = {kind: message for _, kind, message in errors}
+    assert "more than 10000 links: only the first 10000 read" in messages["cut"]
+    assert "more than 5000 entries: only the first 5000 read" in messages["feed"]
