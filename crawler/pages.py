@@ -240,6 +240,8 @@ def _date_by_title(root: etree._Element) -> str | None:
 def _labelled_date(node: Any) -> str | None:
     """The publish date a text node of the page shows, in the smallest element that holds its label."""
     element = node.getparent()
+    if not isinstance(element.tag, str):  # the text after an HTML comment: the comment's parent holds it
+        element = element.getparent()
     if _list_entry(element):
         return None
     for holder in (element, element.getparent()):

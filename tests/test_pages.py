@@ -9,6 +9,7 @@ from crawler.pages import (
     listing_reason,
     read_evidence,
     url_shape,
+    visible_date,
 )
 
 SCOPE = "https://blog.test/"
@@ -183,3 +184,8 @@ def test_a_sections_index_that_links_to_the_pages_below_it_is_a_listing():
     assert below("https://blog.test/uniapp/a.html", "https://blog.test/uniapp/index.html")
     assert not below("https://blog.test/uniapp/", "https://blog.test/uniapp/index.html")
     assert not below("https://blog.test/a.html", "https://blog.test/")
+
+
+def test_a_date_after_an_html_comment_is_read_in_the_comment_s_parent():
+    sel = Selector(text="<html><body><h1>Post</h1><p class='meta'>发布于：<!-- date -->2024-07-30</p></body></html>")
+    assert visible_date(sel) == "2024-07-30"
