@@ -50,7 +50,7 @@ def _walk(parent: Any, path: list[str], entries: dict[str, dict[str, Any]], skip
             skipped.append(f"{title or url}: not an http(s) URL: {url}")
         elif url:
             entry = entries.setdefault(normalize_url(url), {"url": url, "title": title, "site_url": attrs.get("htmlurl"),
-                                                            "folders": []})
+                                                            "feed": bool(attrs.get("xmlurl")), "folders": []})
             if path and "/".join(path) not in entry["folders"]:
                 entry["folders"].append("/".join(path))
         _walk(outline, [*path, title] if not url else path, entries, skipped)
@@ -68,7 +68,9 @@ def add_subscriptions(db: Database, entries: list[dict[str, Any]]) -> list[tuple
             folders += [f for f in entry["folders"] if f not in folders]
             db["sources"].update(source["id"], {"folder": "\n".join(folders) or None,
                                                 "title": source.get("title") or entry["title"] or None,
-                                                "site_url": source.get("site_url") or entry["site_url"]})
+                                                "site_url": source.get("site_url") or entry["site_url"],
+                                                # what the list says the URL is, until a crawl finds out
+                                                "kind": source["kind"] or ("feed" if entry["feed"] else None)})
             results.append((dict(db["sources"].get(source["id"])), not known))
     return results
 
@@ -98,7 +100,7 @@ def _outline(source: dict[str, Any]) -> dict[str, str]:
     title = source.get("title") or source["name"]
     feeds = json.loads(source["feeds"] or "[]")
     site = source.get("site_url")
-    if source["kind"] == "feed" or (source["kind"] is None and site and normalize_url(site) != source["url"]):
+    if source["kind"] == "feed":
         feed, html = source["url"], site or source["scope"]
     else:
         feed, html = (feeds[0] if feeds else None), site or (source["scope"] if source["kind"] == "sitemap" else source["url"])
