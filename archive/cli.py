@@ -608,25 +608,36 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
         sys.exit(EXIT_LOCKED)
     try:
         db = _open(db_path)
-        seeds: list[str] = []
+        sources: dict[str, dict[str, Any]] = {}
         try:
             with db.atomic():  # every file or none
                 for path in files:
                     result = read_warc(db, path)
-                    seeds += [_import_source(db, s)["url"] for s in result["sources"]]
+                    sources.update((s["url"], s) for s in map(lambda named: _import_source(db, named), result["sources"]))
                     click.echo(f"{path}: {result['captures']} captures imported, {result['known']} known, "
                                f"{result['skipped']} other responses skipped", err=True)
         except ValueError as e:
             raise click.ClickException(str(e)) from e
         finally:
             db.close()
-        if not seeds:
+        if not sources:
             raise click.ClickException("no blog in these files: no HTML page to start from")
         handlers = {"file": None, "data": None, "ftp": None, "s3": None, "http": REPLAY_HANDLER, "https": REPLAY_HANDLER}
-        _crawl(tuple(dict.fromkeys(seeds)), {}, 0, 16, None, "full", quiet, None, False, db_path, lock,
-               extra={"DOWNLOAD_HANDLERS": json.dumps(handlers)})
+        _crawl(tuple(sources), _replay_hosts(list(sources.values())), 0, 16, None, "full", quiet, None, False, db_path,
+               lock, extra={"DOWNLOAD_HANDLERS": json.dumps(handlers)})
     finally:
         release_lock(lock)
+
+
+def _replay_hosts(sources: list[dict[str, Any]]) -> dict[str, str]:
+    """The hosts a blog's crawl took as its own, each blog's sent to a server of its own name (answered from
+    the captures, never asked): so the crawl of the captures takes them as the same blog again."""
+    host_map = {}
+    for source in sources:
+        hosts = json.loads(source.get("hosts") or "[]")
+        if hosts:
+            host_map.update({h: f"http://source-{source['id']}.replay.invalid" for h in [host_of(source["scope"]), *hosts]})
+    return host_map
 
 
 def _import_source(db: Any, named: dict[str, Any]) -> dict[str, Any]:
@@ -635,7 +646,7 @@ def _import_source(db: Any, named: dict[str, Any]) -> dict[str, Any]:
     if name and list(db.query("select 1 from sources where name = ? and url != ?", [name, named["url"]])):
         name = None
     source = ensure_source(db, named["url"], name=name)
-    kept = {k: named[k] for k in ("folder", "title", "site_url") if named.get(k) and not source.get(k)}
+    kept = {k: named[k] for k in ("folder", "title", "site_url", "hosts") if named.get(k) and not source.get(k)}
     if kept:
         db["sources"].update(source["id"], kept)
-    return source
+    return dict(db["sources"].get(source["id"]))

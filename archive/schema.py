@@ -243,6 +243,12 @@ def add_source_subscriptions(db: Database) -> None:
     db["sources"].add_column("site_url", str)
 
 
+@migrations()
+def add_source_hosts(db: Database) -> None:
+    # The other hosts a crawl took as the blog's own (JSON array): --map-host sent them to its server.
+    db["sources"].add_column("hosts", str)
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     migrations.apply(db)

@@ -43,7 +43,7 @@ REQUEST_HEADERS = [
 TRANSFER_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}
 SKIPPED_TYPES = ("image/", "font/", "audio/", "video/", "text/css", "javascript", "application/wasm")
 SOURCES_FIELD = "blogarchive-sources"  # the warcinfo field listing the sources, as JSON
-SOURCE_FIELDS = ("name", "url", "folder", "title", "site_url")
+SOURCE_FIELDS = ("name", "url", "folder", "title", "site_url", "hosts")
 
 
 def payload_digest(body: bytes) -> str:

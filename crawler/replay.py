@@ -3,9 +3,12 @@
 ``blogarchive import warc`` saves a WARC's responses as captures, then runs
 the crawl with this handler for http and https: each request is answered
 with the newest capture of its URL (status, headers and body as stored), or
-``404`` when nothing was captured. Everything else is the crawl as it is
-(discovery, robots.txt, redirects, judging pages, extraction, identity), so
-the posts are those a crawl of the same pages gives. The responses are
+``404`` when nothing was captured. A request that ``ARCHIVE_MAP_HOSTS`` sent
+elsewhere is answered for its original URL: the import maps the hosts a
+blog's crawl took as its own to one name, so they are one blog again.
+Everything else is the crawl as it is (discovery, robots.txt, redirects,
+judging pages, extraction, identity), so the posts are those a crawl of the
+same pages gives. The responses are
 flagged ``cached``: they are captures already and are not stored again.
 """
 
@@ -19,6 +22,7 @@ from scrapy.responsetypes import responsetypes
 from archive.captures import load_body
 
 from .conditional import DROPPED_HEADERS, SHA
+from .middlewares import META_KEY as MAPPED
 from .store import ArchiveStore
 
 if TYPE_CHECKING:
@@ -30,7 +34,8 @@ LATEST = "select status, headers, sha256 from captures where url = ? order by fe
 class CaptureDownloadHandler(BaseDownloadHandler):
     async def download_request(self, request: "Request") -> Response:
         db = ArchiveStore.of(self.crawler).db
-        row = db.execute(LATEST, [request.url]).fetchone()
+        url = request.meta[MAPPED][0] if MAPPED in request.meta else request.url  # the URL the blog gave
+        row = db.execute(LATEST, [url]).fetchone()
         if row is None:
             return Response(url=request.url, status=404, request=request, flags=["cached"])
         status, headers_json, sha = row
