@@ -471,7 +471,7 @@ def _export_format(db: Any, fmt: str, output: str | None, source_name: str | Non
     try:
         if fmt == "warc":
             with partial.open("wb") as f:
-                message = f"{export_warc(db, f, source=source_name, since=since)} captures"
+                message = f"{export_warc(db, f, source=source_name, since=since, filename=target.name)} captures"
         elif fmt == "wacz":
             message = f"{export_wacz(db, str(partial), source=source_name, since=since)} captures"
         else:

@@ -51,8 +51,11 @@ def payload_digest(body: bytes) -> str:
     return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
 
 
-def export_warc(db: Database, out: BinaryIO, *, source: str | None = None, since: str | None = None) -> int:
+def export_warc(db: Database, out: BinaryIO, *, source: str | None = None, since: str | None = None,
+                filename: str = "blogarchive.warc.gz") -> int:
     """Write the captures (of one source, fetched since a date) as WARC/1.1; return the captures written.
+
+    ``filename`` is the file's name, for its ``warcinfo`` record.
 
     Raises:
         ValueError: no source has that name, or ``since`` is not a date.
@@ -71,7 +74,7 @@ def export_warc(db: Database, out: BinaryIO, *, source: str | None = None, since
         "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
         SOURCES_FIELD: json.dumps([{k: s.get(k) for k in SOURCE_FIELDS} for s in sources], ensure_ascii=False),
     }
-    writer.write_record(writer.create_warcinfo_record(getattr(out, "name", "blogarchive.warc.gz"), info))
+    writer.write_record(writer.create_warcinfo_record(filename, info))
     written: dict[str, tuple[str, str, str]] = {}  # body sha256 -> its digest, URL and date in this file
     count = 0
     for capture in _captures(db, [s["id"] for s in sources] if source else None, since_at):

@@ -115,6 +115,7 @@ def test_request_records_send_what_the_crawl_sends():
 def test_the_warcinfo_names_the_sources(warc):
     info = records(warc)[0]
     assert info["type"] == "warcinfo" and b"software: blogarchive/" in info["body"]
+    assert info["headers"]["WARC-Filename"] == warc.name
     line = next(x for x in info["body"].decode().splitlines() if x.startswith("blogarchive-sources:"))
     assert [s["url"] for s in json.loads(line.split(":", 1)[1])] == [f"http://{EXPECTED['host']}/"]
 

@@ -34,10 +34,10 @@ async def _archive(datasette: Datasette, request: Request) -> Database:
     return Database(sqlite3.connect(f"file:{db.path}?mode=ro", uri=True, check_same_thread=False))
 
 
-def _write_warc(db: Database) -> str:
+def _write_warc(db: Database, filename: str) -> str:
     with tempfile.NamedTemporaryFile("wb", suffix=".warc.gz", delete=False) as f:
         try:
-            export_warc(db, f)
+            export_warc(db, f, filename=filename)
         finally:
             db.close()
     return f.name
@@ -54,8 +54,9 @@ class TemporaryDownload(AsgiFileDownload):
 
 
 async def warc(datasette: Datasette, request: Request) -> TemporaryDownload:
-    path = await asyncio.to_thread(_write_warc, await _archive(datasette, request))
-    return TemporaryDownload(path, filename=f"{request.url_vars['database']}.warc.gz", content_type="application/warc")
+    filename = f"{request.url_vars['database']}.warc.gz"
+    path = await asyncio.to_thread(_write_warc, await _archive(datasette, request), filename)
+    return TemporaryDownload(path, filename=filename, content_type="application/warc")
 
 
 async def opml(datasette: Datasette, request: Request) -> Response:
