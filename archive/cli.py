@@ -596,8 +596,13 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
     """Import WARC files (blogarchive's, wget's, Heritrix's, browsertrix's): each HTML, feed or
     sitemap response becomes a capture, then the posts are found and extracted from the captures
     as a crawl does, offline. Importing a file again adds nothing."""
-    from .warc import import_warc as read_warc  # warcio: only when asked for
+    from .warc import check_warc, import_warc as read_warc  # warcio: only when asked for
 
+    try:  # every file read through before the archive is opened, or created: a bad file changes nothing
+        for path in files:
+            check_warc(path)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
     try:
         check_writable(db_path)
         lock, _ = acquire_lock(db_path)
@@ -606,6 +611,8 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
     except CrawlLocked as e:
         click.echo(f"Error: {e}", err=True)
         sys.exit(EXIT_LOCKED)
+    except OSError as e:
+        raise ConfigError(f"cannot take the crawl lock beside {db_path}: {e.strerror}") from e
     try:
         db = _open(db_path)
         sources: dict[str, dict[str, Any]] = {}
@@ -613,15 +620,15 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
             with db.atomic():  # every file or none
                 for path in files:
                     result = read_warc(db, path)
-                    sources.update((s["url"], s) for s in map(lambda named: _import_source(db, named), result["sources"]))
+                    for named in result["sources"]:
+                        source = _import_source(db, named)
+                        sources[source["url"]] = source
                     click.echo(f"{path}: {result['captures']} captures imported, {result['known']} known, "
                                f"{result['skipped']} other responses skipped", err=True)
         except ValueError as e:
             raise click.ClickException(str(e)) from e
         finally:
             db.close()
-        if not sources:
-            raise click.ClickException("no blog in these files: no HTML page to start from")
         handlers = {"file": None, "data": None, "ftp": None, "s3": None, "http": REPLAY_HANDLER, "https": REPLAY_HANDLER}
         _crawl(tuple(sources), _replay_hosts(list(sources.values())), 0, 16, None, "full", quiet, None, False, db_path,
                lock, extra={"DOWNLOAD_HANDLERS": json.dumps(handlers)})

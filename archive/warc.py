@@ -133,6 +133,15 @@ def _request_record(writer: WARCWriter, capture: dict[str, Any], response_id: st
                                                         "WARC-Concurrent-To": response_id})
 
 
+def check_warc(path: str) -> dict[str, Any]:
+    """Read a WARC file through, storing nothing: what ``import_warc`` would find in it.
+
+    Raises:
+        ValueError: the file cannot be read as WARC, or holds no blog (no source, no HTML page).
+    """
+    return _read_warc(path, None)
+
+
 def import_warc(db: Database, path: str) -> dict[str, Any]:
     """Save the responses of one WARC file as captures, each once; return what it held.
 
@@ -142,29 +151,34 @@ def import_warc(db: Database, path: str) -> dict[str, Any]:
         the file names (blogarchive's warcinfo), else its first page as a seed.
 
     Raises:
-        ValueError: the file cannot be read as WARC.
+        ValueError: as ``check_warc``.
     """
+    return _read_warc(path, db)
+
+
+def _read_warc(path: str, db: Database | None) -> dict[str, Any]:
     result: dict[str, Any] = {"captures": 0, "known": 0, "skipped": 0, "sources": []}
     seed = None
-    bodies: dict[str, bytes] = {}  # payload digest -> body, for the revisit records
+    digests: dict[str, str] = {}  # payload digest -> sha256 of the body, for the revisit records
     try:
         with open(path, "rb") as f:
             for record in ArchiveIterator(f):
                 if record.rec_type == "warcinfo":
                     result["sources"] += _named_sources(record)
                 elif record.rec_type in ("response", "revisit") and record.http_headers:
-                    capture = _capture_of(record, bodies)
+                    capture = _capture_of(record, digests)
                     if capture is None:
                         result["skipped"] += 1
                         continue
                     if seed is None and _looks_like_seed(capture):
                         seed = capture["url"]
-                    saved = _save_once(db, capture)
-                    result["captures" if saved else "known"] += 1
-    except (ArchiveLoadFailed, OSError, EOFError) as e:
+                    result["captures" if db is None or _save_once(db, capture) else "known"] += 1
+    except (ArchiveLoadFailed, OSError, EOFError, ValueError) as e:
         raise ValueError(f"{path}: not a readable WARC file ({e})") from e
     if not result["sources"] and seed:
         result["sources"] = [{"url": seed}]
+    if not result["sources"]:
+        raise ValueError(f"{path}: no blog in this file (no HTML page to start from)")
     return result
 
 
@@ -177,8 +191,9 @@ def _named_sources(record: Any) -> list[dict[str, Any]]:
     return []
 
 
-def _capture_of(record: Any, bodies: dict[str, bytes]) -> dict[str, Any] | None:
-    """The capture a response or revisit record holds, or None for a type not archived."""
+def _capture_of(record: Any, digests: dict[str, str]) -> dict[str, Any] | None:
+    """The capture a response or revisit record holds (a revisit's with no body, only its sha256),
+    or None for a type not archived."""
     http = record.http_headers
     headers: dict[str, str] = {}
     for name, value in http.headers:
@@ -187,17 +202,19 @@ def _capture_of(record: Any, bodies: dict[str, bytes]) -> dict[str, Any] | None:
     if any(t in headers.get("content-type", "").lower() for t in SKIPPED_TYPES):
         return None
     digest = record.rec_headers.get_header("WARC-Payload-Digest")
+    body = None
     if record.rec_type == "revisit":
-        body = bodies.get(digest or "")
-        if body is None:  # server-not-modified, or a body in another file
+        sha = digests.get(digest or "")
+        if sha is None:  # server-not-modified, or a body in another file
             return None
     else:
         body = record.content_stream().read()
-        bodies[digest or payload_digest(body)] = body
+        sha = hashlib.sha256(body).hexdigest()
+        digests[digest or payload_digest(body)] = sha
     status = int(http.get_statuscode() or 0)
     when = parse_date(record.rec_headers.get_header("WARC-Date"))
     return {"url": record.rec_headers.get_header("WARC-Target-URI").strip("<>"), "status": status, "fetched_at": when,
-            "headers": {k: v for k, v in headers.items() if k not in TRANSFER_HEADERS}, "body": body}
+            "headers": {k: v for k, v in headers.items() if k not in TRANSFER_HEADERS}, "body": body, "sha": sha}
 
 
 def _looks_like_seed(capture: dict[str, Any]) -> bool:
@@ -208,10 +225,10 @@ def _looks_like_seed(capture: dict[str, Any]) -> bool:
 
 
 def _save_once(db: Database, capture: dict[str, Any]) -> bool:
-    sha = hashlib.sha256(capture["body"]).hexdigest()
     known = db.execute("select 1 from captures where url = ? and fetched_at = ? and sha256 = ? and status = ?",
-                       [capture["url"], capture["fetched_at"], sha, capture["status"]]).fetchone()
+                       [capture["url"], capture["fetched_at"], capture["sha"], capture["status"]]).fetchone()
     if known:
         return False
-    save_capture(db, **capture, sha=sha)
+    body = capture["body"] if capture["body"] is not None else load_body(db, capture["sha"]) or b""
+    save_capture(db, **{**capture, "body": body})
     return True

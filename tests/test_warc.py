@@ -3,6 +3,7 @@
 import base64
 import gzip
 import hashlib
+import io
 import json
 import shutil
 import subprocess
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import EXPECTED, crawl_args, rows, run_cli
 from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
 
 from archive.warc import REQUEST_HEADERS
 from crawler import settings
@@ -163,13 +166,28 @@ def test_import_is_a_crawl_of_the_captures_and_adds_nothing_twice(warc, refetche
     assert rows(db, counts) == before
 
 
-def test_import_of_a_file_that_is_not_warc_changes_nothing(example_archive, tmp_path):
+def test_import_of_a_file_that_is_not_warc_changes_nothing(warc, example_archive, tmp_path):
     db = tmp_path / "archive.db"
     shutil.copy(example_archive, db)
     before = db.read_bytes()
     bad = tmp_path / "notes.warc.gz"
     bad.write_bytes(b"not a warc\n")
-    proc = run_cli("import", "warc", str(bad), "--db", str(db), check=False)
+    proc = run_cli("import", "warc", str(warc), str(bad), "--db", str(db), check=False)
     assert proc.returncode == 1 and proc.stderr.startswith(f"Error: {bad}: not a readable WARC file")
     assert len(proc.stderr.splitlines()) == 1
-    assert db.read_bytes() == before
+    assert db.read_bytes() == before and not (tmp_path / "archive.db.lock").exists()
+    assert run_cli("import", "warc", str(bad), "--db", str(tmp_path / "new.db"), check=False).returncode == 1
+    assert not (tmp_path / "new.db").exists()
+
+
+def test_import_of_a_warc_with_no_page_changes_nothing(tmp_path):
+    only_css = tmp_path / "styles.warc.gz"
+    with only_css.open("wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/css")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record("http://a.test/style.css", "response",
+                                                      payload=io.BytesIO(b"p {}"), length=4, http_headers=headers))
+    proc = run_cli("import", "warc", str(only_css), "--db", str(tmp_path / "new.db"), check=False)
+    assert proc.returncode == 1
+    assert proc.stderr == f"Error: {only_css}: no blog in this file (no HTML page to start from)\n"
+    assert not (tmp_path / "new.db").exists()
