@@ -26,6 +26,7 @@ from . import (
     open_archive,
     search_posts,
 )
+from .backup import backup_archive
 from .db import check_writable
 from .history import NoPost, diff_versions, list_versions
 from .lock import CrawlLocked, acquire_lock, release_lock
@@ -252,6 +253,8 @@ def add(url: str | None, name: str | None, opml_file: str | None, db_path: str) 
         _add_opml(opml_file, name, db_path)
         return
     assert url is not None
+    if not is_http_url(url):  # before the archive is opened, or created: a failed command writes nothing
+        raise click.ClickException(f"not an http(s) URL: {url!r}")
     db = _open(db_path)
     try:
         source = ensure_source(db, url, name=name)
@@ -487,6 +490,23 @@ def _export_format(db: Any, fmt: str, output: str | None, source_name: str | Non
     click.echo(f"{message} written to {output}", err=True)
 
 
+@cli.command()
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The copy to write.")
+@db_option
+def backup(output: str, db_path: str) -> None:
+    """Copy the archive safely, even while a crawl writes to it, and check the copy.
+
+    A copy of the .db file alone is not a backup: in WAL mode the latest
+    commits may be in the .db-wal file beside it.
+    """
+    try:
+        done = backup_archive(db_path, output)
+    except ArchiveError as e:
+        raise ConfigError(str(e)) from e
+    click.echo(f"backup of {db_path} in {output}: {done.posts} posts, {done.bytes / 1e6:.1f} MB, "
+               f"integrity ok, {done.seconds:.1f} seconds")
+
+
 @cli.group()
 def source() -> None:
     """Per-source crawl settings."""
@@ -507,6 +527,8 @@ def source_set(name: str, pairs: tuple[str, ...], db_path: str) -> None:
             values[key.strip()] = parse_setting(key.strip(), raw)
         except ValueError as e:
             raise ConfigError(str(e)) from e
+    if not os.path.exists(db_path):
+        raise ConfigError(f"no archive at {db_path}")
     db = _open(db_path)
     try:
         row = set_source_settings(db, name, values)

@@ -1,16 +1,19 @@
 """Downloader middlewares: send requests for some hosts to another base URL; refuse a
-gzip body that is cut short.
+compressed body that is cut short.
 
 ``ARCHIVE_MAP_HOSTS = {"blog.example.com": "http://127.0.0.1:8000"}`` makes a
 request for ``https://blog.example.com/p/1`` go to ``http://127.0.0.1:8000/p/1``
 while the response, and so the archive, keeps the original URL. This is how a
 blog is archived from a mirror, a staging copy or a local test server.
 
-``TruncatedGzipMiddleware``: Scrapy decompresses what a cut gzip stream holds and
-says nothing; a page cut short is refused here instead (its error is recorded).
+``TruncatedBodyMiddleware``: Scrapy decompresses what a cut gzip, deflate, br or
+zstd stream holds and says nothing; a page cut short is refused here instead
+(its error is recorded, of kind ``truncated``).
 """
 
+import sys
 import zlib
+from collections.abc import Callable
 
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -20,6 +23,16 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response
 
 from archive.urls import host_of
+
+try:
+    import brotli
+except ImportError:  # pragma: no cover - Scrapy takes either
+    import brotlicffi as brotli
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:
+    from backports import zstd
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -36,7 +49,7 @@ class MapHostsMiddleware:
     def from_crawler(cls, crawler: "Crawler") -> "MapHostsMiddleware":
         host_map = crawler.settings.getdict("ARCHIVE_MAP_HOSTS")
         if not host_map:
-            raise NotConfigured("no ARCHIVE_MAP_HOSTS")
+            raise NotConfigured  # no message: nothing to map is the usual case, not a warning
         return cls({k.lower(): v.rstrip("/") for k, v in host_map.items()})
 
     def process_request(self, request: Request) -> Request | None:
@@ -65,29 +78,47 @@ class MapHostsMiddleware:
         return response.replace(url=original)
 
 
-class TruncatedGzipMiddleware:
-    """Between the downloader and Scrapy's decompression: a gzip body must reach its end."""
+class TruncatedBodyMiddleware:
+    """Between the downloader and Scrapy's decompression: a compressed body must reach its end."""
 
     def __init__(self, max_size: int):
         self.max_size = max_size
 
     @classmethod
-    def from_crawler(cls, crawler: "Crawler") -> "TruncatedGzipMiddleware":
+    def from_crawler(cls, crawler: "Crawler") -> "TruncatedBodyMiddleware":
         return cls(crawler.settings.getint("DOWNLOAD_MAXSIZE"))
 
     def process_response(self, request: Request, response: Response) -> Response:
-        encoding = response.headers.get("Content-Encoding", b"").lower()
-        if encoding in (b"gzip", b"x-gzip") and not gzip_complete(response.body, self.max_size):
-            raise IgnoreRequest(f"truncated: the gzip body ({len(response.body)} bytes) is cut short, not archived")
+        encodings = response.headers.get("Content-Encoding", b"").lower().split(b",")
+        encoding = encodings[-1].strip().decode("latin-1")  # the last applied is undone first
+        check = COMPLETE.get(encoding)
+        if check and not check(response.body, self.max_size):
+            raise IgnoreRequest(f"truncated: the {encoding} body ({len(response.body)} bytes) is cut short, not archived")
         return response
 
 
+# Each check reads the output a chunk at a time and drops it. It answers True when the
+# stream ends, when it holds more than max_size bytes (the size cap refuses it then), or
+# when it is not of that encoding at all (Scrapy's decompression says so).
+
 def gzip_complete(body: bytes, max_size: int = 0) -> bool:
-    """True when every gzip member of ``body`` ends, or when it holds more than ``max_size``
-    bytes (the size cap refuses it then); output is read a chunk at a time and dropped."""
+    """Every gzip member of ``body`` ends."""
+    return _zlib_complete(body, max_size, wbits=31)
+
+
+def deflate_complete(body: bytes, max_size: int = 0) -> bool:
+    """The zlib stream ends (or the raw deflate one, which some servers send)."""
+    try:
+        zlib.decompressobj().decompress(body[:64], 1)
+    except zlib.error:
+        return _zlib_complete(body, max_size, wbits=-15)
+    return _zlib_complete(body, max_size, wbits=15)
+
+
+def _zlib_complete(body: bytes, max_size: int, *, wbits: int) -> bool:
     data, size = body, 0
     while data:
-        decompressor = zlib.decompressobj(wbits=31)
+        decompressor = zlib.decompressobj(wbits=wbits)
         try:
             while data and not decompressor.eof:
                 size += len(decompressor.decompress(data, CHUNK))
@@ -95,8 +126,70 @@ def gzip_complete(body: bytes, max_size: int = 0) -> bool:
                 if max_size and size > max_size:
                     return True
         except zlib.error:
-            return True  # not gzip at all: Scrapy's decompression says so
+            return True
+        if not decompressor.eof:
+            return False
+        data = decompressor.unused_data if wbits == 31 else b""
+    return True
+
+
+def br_complete(body: bytes, max_size: int = 0) -> bool:
+    """The brotli stream ends."""
+    decompressor = brotli.Decompressor()
+    try:
+        size = len(decompressor.process(body, output_buffer_limit=CHUNK))
+        while not decompressor.is_finished() and not decompressor.can_accept_more_data():
+            size += len(decompressor.process(b"", output_buffer_limit=CHUNK))
+            if max_size and size > max_size:
+                return True
+    except brotli.error:
+        return True
+    return decompressor.is_finished()
+
+
+def zstd_complete(body: bytes, max_size: int = 0) -> bool:
+    """Every zstd frame of ``body`` ends."""
+    data, size = body, 0
+    while data:
+        decompressor = zstd.ZstdDecompressor()
+        try:
+            size += len(decompressor.decompress(data, CHUNK))
+            while not decompressor.eof and not decompressor.needs_input:
+                size += len(decompressor.decompress(b"", CHUNK))
+                if max_size and size > max_size:
+                    return True
+        except zstd.ZstdError:
+            return True
         if not decompressor.eof:
             return False
         data = decompressor.unused_data
     return True
+
+
+COMPLETE: dict[str, Callable[[bytes, int], bool]] = {
+    "gzip": gzip_complete, "x-gzip": gzip_complete, "deflate": deflate_complete,
+    "br": br_complete, "zstd": zstd_complete,
+}
+
+
+# What failed on the way, by the exception (or the one it wraps) that says so.
+NETWORK_KINDS = [
+    ("dns", {"CannotResolveHostError", "DNSLookupError", "gaierror"}),
+    ("refused", {"DownloadConnectionRefusedError", "ConnectionRefusedError"}),
+    ("timeout", {"DownloadTimeoutError", "TimeoutError", "TCPTimedOutError"}),
+    ("reset", {"ResponseDataLossError", "_DataLoss", "ConnectionLost", "ConnectionDone", "ConnectionResetError"}),
+]
+
+
+def network_kind(error: BaseException) -> str:
+    """``dns``, ``refused``, ``timeout``, ``tls``, ``reset`` or, for anything else, ``network``."""
+    causes, seen = [error], []
+    while causes:
+        cause = causes.pop()
+        seen.append(cause)
+        causes += [c for c in (cause.__cause__, cause.__context__) if c is not None and c not in seen]
+        causes += [r.value for r in getattr(cause, "reasons", None) or [] if r.value not in seen]
+    if any(type(c).__module__.startswith(("OpenSSL", "ssl", "service_identity")) for c in seen):
+        return "tls"
+    names = {cls.__name__ for c in seen for cls in type(c).__mro__}
+    return next((kind for kind, classes in NETWORK_KINDS if names & classes), "network")

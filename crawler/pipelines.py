@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 # Errors that mean a source was not crawled as it should have been.
 FAILING_KINDS = ("seed", "bug")
+# Errors told on standard error, one line each (Scrapy's own lines for them are INFO).
+TOLD_KINDS = ("seed", "dns", "refused", "timeout", "tls", "reset", "truncated", "network")
 
 
 class ValidatePipeline:
@@ -110,6 +112,8 @@ class ArchivePipeline:
             stats.inc_value(f"archive/pages_{item.kind}")
         elif isinstance(item, CrawlError):
             save_error(db, run_id=self.run_id, **ItemAdapter(item).asdict())
+            if item.kind in TOLD_KINDS:
+                logger.error("%s: %s (%s)", item.url, item.message, item.kind)
             stats.inc_value("archive/errors")
             if item.source_id:
                 self.errors[item.source_id] += 1

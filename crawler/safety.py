@@ -4,7 +4,8 @@
 aliases, ``--map-host`` targets, each with its port) may be loopback, private
 or link-local addresses. Anything else, a redirect above all, that names or resolves to
 such an address, in any spelling (``2130706433``, ``0x7f000001``,
-``0177.0.0.1``, ``[::1]``), is refused.
+``0177.0.0.1``, ``[::1]``), is refused. A name is resolved once and checked, and the
+connection is made to that address (DNS rebinding: a second answer is never used).
 
 ``CallbackErrorsMiddleware`` (a spider middleware): an unexpected exception
 while handling a page is recorded against its source, which is marked failed.
@@ -25,13 +26,15 @@ from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import CannotResolveHostError, IgnoreRequest
 from scrapy.http import Response
+from scrapy.resolver import dnscache
 
 from archive.urls import host_of
 
 from .items import CrawlError
 from .middlewares import META_KEY as MAPPED
+from .middlewares import network_kind
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +66,7 @@ def is_internal(address: Address) -> bool:
 class PrivateAddressMiddleware:
     def __init__(self, crawler: "Crawler"):
         self.crawler = crawler
-        self.verdicts: dict[str, str | None] = {}
+        self.verdicts: dict[str, str | Address | None] = {}
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "PrivateAddressMiddleware":
@@ -84,23 +87,30 @@ class PrivateAddressMiddleware:
         host = (parts.hostname or "").lower()
         if host not in self.verdicts:
             self.verdicts[host] = await self._verdict(host)
-        if self.verdicts[host]:
+        verdict = self.verdicts[host]
+        if isinstance(verdict, Address):
+            # DNS rebinding: the connection is made to the address checked here, never to what a
+            # second lookup (the downloader's) would answer. Scrapy's resolver reads this cache first.
+            dnscache[host] = str(verdict)
+        elif verdict:
             self.crawler.stats.inc_value("archive/refused_internal")
-            raise IgnoreRequest(f"refused: {host} {self.verdicts[host]}")
+            raise IgnoreRequest(f"refused: {host} {verdict}")
 
-    async def _verdict(self, host: str) -> str | None:
+    async def _verdict(self, host: str) -> "str | Address | None":
+        """Why ``host`` is refused; or the address it resolved to, all of whose answers are public."""
         address = literal_address(host)
         if address is not None:
             return f"is the internal address {address}" if is_internal(address) else None
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError):
-            return None  # the download itself will fail and say so
-        for *_, sockaddr in infos:
-            resolved = ipaddress.ip_address(sockaddr[0])
+        try:  # IPv4, as the downloader's resolver (Scrapy's CachingThreadedResolver)
+            infos = await asyncio.get_running_loop().getaddrinfo(host, None, family=socket.AF_INET, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as e:
+            # not left to the downloader's own lookup, which could answer otherwise; asked again on a retry
+            raise CannotResolveHostError(f"DNS lookup failed: {host}: {e}") from e
+        addresses = [ipaddress.ip_address(sockaddr[0]) for *_, sockaddr in infos]
+        for resolved in addresses:
             if is_internal(resolved):
                 return f"resolves to the internal address {resolved}"
-        return None
+        return addresses[0]
 
 
 class CallbackErrorsMiddleware:
@@ -121,13 +131,15 @@ class CallbackErrorsMiddleware:
 
 
 class _OneLine(logging.Filter):
-    """A robots.txt that could not be fetched is one line in the log, not a traceback: the
-    host's pages are refused for it, and each of those is recorded in ``crawl_errors``."""
+    """A robots.txt that could not be fetched is one INFO line in the log, not a traceback:
+    the host's pages are refused for it, and each of those is recorded in ``crawl_errors``
+    (and told on standard error by the pipeline)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and record.exc_info[1] is not None:
             record.msg, record.args = "%s (%s)", (record.getMessage(), type(record.exc_info[1]).__name__)
             record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
         return True
 
 
@@ -152,7 +164,7 @@ class RobotsPolicyMiddleware(RobotsTxtMiddleware):
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
         if not isinstance(exc, IgnoreRequest):
-            self.unreachable[netloc] = type(exc).__name__
+            self.unreachable[netloc] = f"{network_kind(exc)}: {type(exc).__name__}"
         super()._robots_error(exc, netloc)
 
     def process_request_2(self, rp: Any, request: Request) -> None:

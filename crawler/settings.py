@@ -68,6 +68,9 @@ DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 20 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 5 * 1024 * 1024
 RETRY_TIMES = 2
+# A request that fails for good is one line on standard error, with its kind, from the
+# pipeline that records it (crawler.pipelines.TOLD_KINDS); Scrapy's own line goes to the log.
+RETRY_GIVE_UP_LOG_LEVEL = "INFO"
 
 # Only http and https: no file:, data:, ftp: or s3: fetches from crawled content.
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
@@ -82,8 +85,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.MapHostsMiddleware": 990,
     # after decompression and redirects, before retries: sees every body once
     "crawler.conditional.ConditionalMiddleware": 585,
-    # before decompression (590): a gzip body cut short is refused, not read in part
-    "crawler.middlewares.TruncatedGzipMiddleware": 595,
+    # before decompression (590): a compressed body cut short is refused, not read in part
+    "crawler.middlewares.TruncatedBodyMiddleware": 595,
     # holds requests while pages wait for an extraction worker (back-pressure)
     "crawler.pool.ExtractionGate": 60,
 }

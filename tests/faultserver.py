@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import brotli
+from backports import zstd
 
 
 @dataclass
@@ -77,8 +78,8 @@ def drop_after(body: bytes, sent: int) -> Route:
 
 
 def compressed(body: bytes, encoding: str, *, truncate: int | None = None) -> Route:
-    """``body`` compressed with gzip, deflate or br, optionally cut short."""
-    data = {"gzip": gzip.compress, "deflate": zlib.compress, "br": brotli.compress}[encoding](body)
+    """``body`` compressed with gzip, deflate, br or zstd, optionally cut short."""
+    data = {"gzip": gzip.compress, "deflate": zlib.compress, "br": brotli.compress, "zstd": zstd.compress}[encoding](body)
     if truncate is not None:
         data = data[:truncate]
     return answer(200, data, {"Content-Encoding": encoding})

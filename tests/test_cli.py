@@ -4,6 +4,7 @@ import pytest
 from click.testing import CliRunner
 
 from archive.cli import cli
+from conftest import run_cli
 
 
 @pytest.fixture
@@ -51,3 +52,44 @@ def test_every_command_has_help(runner):
     for name, command in cli.commands.items():
         assert command.help, name
         assert runner.invoke(cli, [name, "--help"]).exit_code == 0
+
+
+def _state(path):
+    """The archive's files as bytes (None where a file does not exist)."""
+    return {suffix: (path.parent / (path.name + suffix)).read_bytes() if (path.parent / (path.name + suffix)).exists()
+            else None for suffix in ("", "-wal", "-shm", ".lock")}
+
+
+@pytest.mark.parametrize("exists", [True, False], ids=["archive", "no-archive"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["crawl", "https://a.test/", "blog.test"],
+        ["crawl", "https://a.test/", "--map-host", "a.test"],
+        ["crawl", "https://a.test/", "--recheck", "--full"],
+        ["add", "javascript:alert(1)"],
+        ["add", "https://other.test/", "--name", "blog"],
+        ["source", "set", "nope", "delay=1"],
+        ["source", "set", "blog", "delay=soon"],
+        ["source", "set", "blog", "colour=red"],
+        ["source", "set", "blog", "delay"],
+        ["backup", "-o", "{db}"],
+        ["add", "--opml", "{db}"],
+        ["add", "https://a.test/", "--opml", "{db}"],
+        ["import", "warc", "{db}"],
+        ["export", "warc", "-o", "{db}.warc.gz", "--source", "nope"],
+        ["export", "opml", "--since", "2024-01-01"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_a_failing_command_leaves_the_archive_exactly_as_it_was(tmp_path, args, exists):
+    db = tmp_path / "a.db"
+    if exists:
+        run_cli("add", "https://blog.test/", "--name", "blog", "--db", str(db))
+    elif args[:2] == ["add", "https://other.test/"]:
+        pytest.skip("with no archive, no name is taken: that command succeeds")
+    before = _state(db)
+    proc = run_cli(*[a.format(db=db) for a in args], "--db", str(db), check=False)
+    assert proc.returncode in (1, 2), proc.stdout
+    assert proc.stderr.strip().splitlines()[-1].startswith("Error: ") and "Traceback" not in proc.stderr, proc.stderr
+    assert _state(db) == before

@@ -124,3 +124,9 @@ def test_unreachable_blog_is_a_recorded_failure(tmp_path):
     (error,) = rows(db, "select * from crawl_errors")
     assert error["kind"] == "seed" and "refused" in error["message"].lower()
     assert rows(db, "select last_status from sources") == [{"last_status": "failed"}]
+
+
+def test_a_crawl_without_map_host_says_nothing_about_its_own_wiring(site_server, tmp_path):
+    proc = run_cli("crawl", site_server.base + "/", "--db", str(tmp_path / "a.db"), "--delay", "0")
+    assert [line for line in proc.stderr.splitlines() if "WARNING" in line] == []
+    assert "Disabled" not in proc.stderr and "Traceback" not in proc.stderr

@@ -3,9 +3,11 @@ whatever a site does, the crawl records it, keeps what it can, and goes on."""
 
 import random
 import resource
+import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import zlib
 
 import brotli
@@ -44,7 +46,8 @@ PAGES = {
     "/good/1/": "A good post", "/good/2/": "Another good post", "/flaky/": "A post behind a 500",
     "/busy/": "A post behind a 429",
 }
-FAULTS = ["/slow/", "/dropped/", "/short/", "/truncated-gzip/", "/loop/", "/gone/", "/missing/",
+TRUNCATED = ["gzip", "deflate", "br", "zstd"]
+FAULTS = ["/slow/", "/dropped/", "/short/", *(f"/truncated-{e}/" for e in TRUNCATED), "/loop/", "/gone/", "/missing/",
           "/bomb-gzip/", "/bomb-deflate/", "/bomb-br/", "/huge/", "/binary/", "/nested/"]
 
 
@@ -62,7 +65,7 @@ def routes() -> dict:
         "/slow/": stall(30, b"<html><body>"),
         "/dropped/": drop_after(post("Dropped"), 200),
         "/short/": answer(200, post("Short")[:300], length=len(post("Short"))),
-        "/truncated-gzip/": compressed(post("Truncated gzip"), "gzip", truncate=120),
+        **{f"/truncated-{e}/": compressed(post(f"Truncated {e}"), e, truncate=120) for e in TRUNCATED},
         "/loop/": answer(301, b"", {"Location": "/loop2/"}, reason="Moved Permanently"),
         "/loop2/": answer(301, b"", {"Location": "/loop/"}, reason="Moved Permanently"),
         "/gone/": answer(410, b"gone", reason="Gone"),
@@ -117,10 +120,10 @@ def test_500_then_200_is_retried_and_429_waits_and_retries(crawl):
 
 
 @pytest.mark.parametrize("path,kind,words", [
-    ("/slow/", "network", "took longer than"),
-    ("/dropped/", "network", "the connection broke before the whole answer arrived"),
-    ("/short/", "network", "the connection broke before the whole answer arrived"),
-    ("/truncated-gzip/", "network", "gzip body (120 bytes) is cut short"),
+    ("/slow/", "timeout", "took longer than"),
+    ("/dropped/", "reset", "the connection broke before the whole answer arrived"),
+    ("/short/", "reset", "the connection broke before the whole answer arrived"),
+    *((f"/truncated-{e}/", "truncated", f"the {e} body (120 bytes) is cut short") for e in TRUNCATED),
     ("/loop/", "ignored", "max redirections"),
     ("/gone/", "http", "HTTP 410"),
     ("/missing/", "http", "HTTP 404"),
@@ -141,7 +144,8 @@ def test_bombs_and_huge_pages_stop_at_the_size_cap(crawl, path):
 
 def test_garbage_and_truncated_bodies_archive_nothing_and_crash_nothing(crawl):
     proc, _, _, t = crawl
-    assert not any(p["url"].endswith(("/binary/", "/truncated-gzip/", "/nested/")) for p in t["posts"])
+    refused = ("/binary/", "/nested/", *(f"/truncated-{e}/" for e in TRUNCATED))
+    assert not any(p["url"].endswith(refused) for p in t["posts"])
     assert errors_at(t, "/binary/") == errors_at(t, "/nested/") == []
 
 
@@ -159,3 +163,36 @@ def test_a_host_that_does_not_resolve_is_one_recorded_error_and_no_traceback(tmp
     assert "no-such-blog.invalid" in proc.stderr
     errors = sqlite3.connect(db).execute("select kind, message from crawl_errors").fetchall()
     assert [kind for kind, _ in errors] == ["seed"] and "unreachable" in errors[0][1]
+
+
+def test_each_network_failure_is_one_line_and_one_row_that_names_its_kind(tmp_path):
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    plain = socket.create_server(("127.0.0.1", 0))  # answers a TLS hello in plain HTTP
+
+    def answer_plainly():
+        for _ in range(10):
+            try:
+                conn, _ = plain.accept()
+            except OSError:
+                return
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            conn.close()
+
+    threading.Thread(target=answer_plainly, daemon=True).start()
+    port = plain.getsockname()[1]
+    seeds = {"dns": "http://nowhere.invalid/", "refused": "http://closed.test/", "tls": "http://tls.test/"}
+    proc = subprocess.run(
+        [BLOGARCHIVE, "crawl", *seeds.values(), "--db", str(tmp_path / "a.db"), "--delay", "0",
+         "--map-host", f"closed.test=http://127.0.0.1:{closed.getsockname()[1]}",
+         "--map-host", f"tls.test=https://127.0.0.1:{port}"],  # a TLS hello to a plain HTTP server
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    closed.close()
+    plain.close()
+    assert "Traceback" not in proc.stderr and "WARNING" not in proc.stderr, proc.stderr
+    rows = dict(sqlite3.connect(tmp_path / "a.db").execute("select url, message from crawl_errors").fetchall())
+    assert sorted(rows) == sorted(seeds.values())
+    for kind, url in seeds.items():
+        assert f"unreachable ({kind}: " in rows[url], rows[url]
+        host = url.split("/")[2]
+        assert sum(host in line for line in proc.stderr.splitlines() if "ERROR" in line) == 1, proc.stderr

@@ -1,6 +1,8 @@
 """Hostile sites: internal addresses behind redirects, non-http links, robots.txt that fails,
 feeds that try XML tricks. Everything is served on 127.0.0.1; nothing else is ever contacted."""
 
+import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -150,3 +152,34 @@ def test_xml_tricks_in_feeds_are_never_resolved(tmp_path, doctype):
         assert "lollol" not in (post["summary"] or "") + (post["text"] or "")
         assert hostname not in (post["summary"] or "") + (post["title"] or "")
         assert "pwned" not in (post["summary"] or "") + (post["title"] or "")
+
+
+def test_dns_rebinding_never_reaches_the_internal_address(tmp_path):
+    """rebind.test answers a public address to the first lookup (the check), 127.0.0.1 to the next ones."""
+    seen_hosts = []
+
+    def record(route):
+        def recorded(conn, request):
+            seen_hosts.append(request.headers.get("Host", ""))
+            route(conn, request)
+        return recorded
+
+    with FaultServer({"/robots.txt": record(answer(404, b"")), "/secret": record(answer(200, page("Internal secret")))}) as internal:
+        port = internal.base.rsplit(":", 1)[1]
+        routes = {"/": answer(200, page("Home", '<a href="/go/">go</a><a href="/p/1/">post</a>')),
+                  "/go/": answer(302, b"", {"Location": f"http://rebind.test:{port}/secret"}, reason="Found"),
+                  "/p/1/": answer(200, page("An honest post"))}
+        with FaultServer(routes) as blog:
+            connects = tmp_path / "connects"
+            env = {**os.environ, "CONTROLLED_DNS": json.dumps({"rebind.test": ["93.184.216.34", "127.0.0.1"]}),
+                   "CONTROLLED_CONNECTS": str(connects)}
+            proc = subprocess.run(
+                [sys.executable, str(ROOT / "tests" / "controlled_net.py"), "crawl", "blog", "-a", f"url=http://{HOST}/",
+                 "-s", f"ARCHIVE_PATH={tmp_path / 'a.db'}", "-s", f'ARCHIVE_MAP_HOSTS={{"{HOST}": "{blog.base}"}}',
+                 "-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=0", "-s", "RETRY_TIMES=0", "-s", "LOG_LEVEL=INFO"],
+                cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not [h for h in seen_hosts if h.startswith("rebind.test")]
+    assert [p["title"] for p in rows(tmp_path / "a.db", "select title from posts")] == ["An honest post"]
+    # the connection went to the address that was checked, and nowhere else outside loopback
+    assert set(connects.read_text().split()) == {f"93.184.216.34:{port}"}

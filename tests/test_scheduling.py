@@ -29,8 +29,9 @@ def unit(name: str) -> configparser.ConfigParser:
     return parser
 
 
-def crontab_line() -> str:
-    (line,) = [x for x in (DEPLOY / "crontab").read_text().splitlines() if x.strip() and not x.startswith("#")]
+def crontab_line(command: str = "crawl") -> str:
+    lines = [x for x in (DEPLOY / "crontab").read_text().splitlines() if x.strip() and not x.startswith("#")]
+    (line,) = [x for x in lines if f"/blogarchive {command} " in x]
     return line
 
 
@@ -98,6 +99,7 @@ def test_crontab_line_is_in_the_docs_and_well_formed():
     minute, hour, dom, month, dow, command = line.split(None, 5)
     assert (minute, hour, dom, month, dow) == ("17", "*/3", "*", "*", "*")
     assert f"{INSTALLED} crawl --quiet" in command
+    assert crontab_line("backup") in DOCS
     for name in ("blogarchive.service", "blogarchive.timer", "crontab"):
         assert f"deploy/{name}" in DOCS
 
@@ -121,3 +123,10 @@ def test_crontab_and_service_commands_crawl_the_archive(installed):
     log = (tmp / "log" / "crawl.log").read_text()
     assert log.count("Spider closed (finished)") == 2
     assert {h.status for h in server.take_hits() if h.path == "/"} == {200, 304}
+    # the nightly backup, as cron runs it (which reads % as a newline unless escaped)
+    (tmp / "state" / "backups").mkdir()
+    backup = moved(crontab_line("backup").split(None, 5)[5], tmp).replace("\\%", "%")
+    done = subprocess.run(["sh", "-c", backup], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    [copy] = (tmp / "state" / "backups").iterdir()
+    assert posts(copy) == 3

@@ -35,6 +35,7 @@ from ..feeds import FeedError, looks_like_feed, parse_feed
 from ..incremental import load_plan, sitemap_lastmod
 from ..items import BlogPost, CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..middlewares import META_KEY as MAPPED
+from ..middlewares import network_kind
 from ..pages import HOME, SectionStats, below, decide, in_scope, listing_links, read_evidence, url_date, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
 from ..spill import SpillDict, SpillSet
@@ -595,9 +596,10 @@ def _error_kind(failure: Failure) -> str:
         return "too-large"
     if isinstance(failure.value, IgnoreRequest):
         if message.startswith("truncated"):
-            return "network"
+            return "truncated"
         return "robots" if "robots.txt" in message else "refused" if message.startswith("refused") else "ignored"
-    return "network"
+    return network_kind(failure.value)
+
 
 
 def _error_message(failure: Failure) -> str:

@@ -1,0 +1,90 @@
+"""``blogarchive backup``: a consistent, checked copy of the archive, even while a crawl writes to it."""
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import time
+
+import pytest
+from conftest import BLOGARCHIVE, ROOT, StaticServer, crawl_args, rows, run_cli
+
+from bench.blogs import write_site
+
+HOST = "bench.test"
+
+
+def digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def committed_urls(db) -> set[str]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return {url for (url,) in conn.execute("select url from posts")}
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def bench_blog(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench10k")
+    write_site(root, 10_000, f"http://{HOST}")
+    with StaticServer(root) as server:
+        yield server
+
+
+def test_a_backup_during_a_crawl_holds_every_post_committed_before_it(bench_blog, tmp_path):
+    db, copy = tmp_path / "archive.db", tmp_path / "copy.db"
+    log = tmp_path / "crawl.log"
+    crawl = subprocess.Popen([BLOGARCHIVE, *crawl_args(f"http://{HOST}/", db, {HOST: bench_blog.base}), "-q",
+                              "--log-file", str(log)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        before: set[str] = set()
+        while len(before) < 300 and time.monotonic() < deadline and crawl.poll() is None:
+            time.sleep(0.5)
+            before = committed_urls(db) if db.exists() else set()
+        assert len(before) >= 300, log.read_text()[-3000:]
+        proc = run_cli("backup", "-o", str(copy), "--db", str(db))
+        assert crawl.poll() is None, "the crawl ended before the backup did: nothing was tested"
+        assert proc.stdout.startswith(f"backup of {db} in {copy}: ")
+        conn = sqlite3.connect(copy)
+        assert conn.execute("pragma integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("pragma journal_mode").fetchone() == ("delete",)  # one file, no -wal beside it
+        got = {url for (url,) in conn.execute("select url from posts")}
+        conn.close()
+        assert before <= got
+        assert len(got) < 10_000  # taken mid-crawl
+    finally:
+        crawl.terminate()
+        crawl.wait(120)
+    assert len(committed_urls(db)) >= len(got)  # the crawl wrote on, unharmed
+
+
+def test_a_backup_of_a_quiet_archive_has_every_row(example_archive, tmp_path):
+    copy = tmp_path / "copy.db"
+    run_cli("backup", "-o", str(copy), "--db", str(example_archive))
+    for table in ("posts", "post_versions", "captures", "sources", "crawl_runs"):
+        assert rows(copy, f"select * from {table}") == rows(example_archive, f"select * from {table}"), table
+    assert rows(copy, "select rowid from posts_fts where posts_fts match 'the'")
+
+
+@pytest.mark.parametrize("target", ["{db}", "{db}-wal", "{link}", "{dot}"])
+def test_a_backup_never_overwrites_the_archive_itself(example_archive, tmp_path, target):
+    db = tmp_path / "archive.db"
+    db.write_bytes(example_archive.read_bytes())
+    (tmp_path / "link.db").symlink_to(db)
+    before = digest(db)
+    target = target.format(db=db, link=tmp_path / "link.db", dot=f"{tmp_path}/./archive.db")
+    proc = run_cli("backup", "-o", target, "--db", str(db), check=False)
+    assert proc.returncode == 2
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith(f"Error: refusing to back up {db} onto itself")
+    assert digest(db) == before
+
+
+def test_a_backup_of_no_archive_is_a_one_line_error(tmp_path):
+    proc = run_cli("backup", "-o", str(tmp_path / "copy.db"), "--db", str(tmp_path / "none.db"), check=False)
+    assert proc.returncode == 2 and proc.stderr == f"Error: no archive at {tmp_path / 'none.db'}\n"
+    assert not os.path.exists(tmp_path / "none.db") and not os.path.exists(tmp_path / "copy.db")
