@@ -24,8 +24,10 @@ from importlib.metadata import version
 from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
+import brotli
 from sqlite_utils import Database
 from warcio.archiveiterator import ArchiveIterator
+from warcio.bufferedreaders import ChunkedDataReader
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -208,13 +210,28 @@ def _capture_of(record: Any, digests: dict[str, str]) -> dict[str, Any] | None:
         if sha is None:  # server-not-modified, or a body in another file
             return None
     else:
-        body = record.content_stream().read()
+        body = _payload(record)
         sha = hashlib.sha256(body).hexdigest()
         digests[digest or payload_digest(body)] = sha
     status = int(http.get_statuscode() or 0)
     when = parse_date(record.rec_headers.get_header("WARC-Date"))
     return {"url": record.rec_headers.get_header("WARC-Target-URI").strip("<>"), "status": status, "fetched_at": when,
             "headers": {k: v for k, v in headers.items() if k not in TRANSFER_HEADERS}, "body": body, "sha": sha}
+
+
+def _payload(record: Any) -> bytes:
+    """The body a response record holds, decoded. warcio decodes chunked, gzip and deflate, and br
+    only with brotlipy's API; Scrapy needs Google's brotli, so br is decoded here."""
+    http = record.http_headers
+    if (http.get_header("content-encoding") or "").strip().lower() != "br":
+        return bytes(record.content_stream().read())
+    raw = record.raw_stream
+    if "chunked" in (http.get_header("transfer-encoding") or "").lower():
+        raw = ChunkedDataReader(raw, decomp_type=None)
+    try:
+        return bytes(brotli.decompress(raw.read()))
+    except brotli.error as e:
+        raise ValueError(f"a br body that does not decode at {record.rec_headers.get_header('WARC-Target-URI')}") from e
 
 
 def _looks_like_seed(capture: dict[str, Any]) -> bool:

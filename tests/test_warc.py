@@ -1,6 +1,7 @@
 """WARC and WACZ out of a crawled archive, checked by warcio and py-wacz themselves; WARC back in."""
 
 import base64
+import zlib
 import gzip
 import hashlib
 import io
@@ -11,6 +12,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import brotli
 import pytest
 from conftest import EXPECTED, crawl_args, rows, run_cli
 from warcio.archiveiterator import ArchiveIterator
@@ -191,3 +193,23 @@ def test_import_of_a_warc_with_no_page_changes_nothing(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr == f"Error: {only_css}: no blog in this file (no HTML page to start from)\n"
     assert not (tmp_path / "new.db").exists()
+
+
+def test_a_crawlers_br_and_chunked_bodies_are_decoded(tmp_path):
+    """browsertrix and wget keep the body as the server sent it: compressed, in chunks."""
+    html = "<html><head><title>Brotli</title></head><body><p>Compressed in transit, stored decoded.</p></body></html>".encode()
+    packed = brotli.compress(html)
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(packed), packed)
+    warc = tmp_path / "crawler.warc.gz"
+    with warc.open("wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8"), ("Content-Encoding", "br"),
+                                              ("Transfer-Encoding", "chunked")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record("http://br.test/", "response", payload=io.BytesIO(chunked),
+                                                      length=len(chunked), http_headers=headers))
+    db = tmp_path / "archive.db"
+    run_cli("import", "warc", str(warc), "--db", str(db), "--quiet")
+    capture = rows(db, "select c.headers, b.body from captures c join capture_bodies b using (sha256)")[0]
+    assert zlib.decompress(capture["body"]) == html
+    assert "content-encoding" not in json.loads(capture["headers"])
+    assert rows(db, "select url from sources") == [{"url": "http://br.test/"}]
