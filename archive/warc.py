@@ -40,7 +40,7 @@ REQUEST_HEADERS = [
     ("User-Agent", "blogarchive/0.1 (+https://pypi.org/project/blogarchive/)"),
     ("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
     ("Accept-Language", "en"),
-    ("Accept-Encoding", "gzip, deflate, br"),
+    ("Accept-Encoding", "gzip, deflate, br, zstd"),
 ]
 TRANSFER_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}
 SKIPPED_TYPES = ("image/", "font/", "audio/", "video/", "text/css", "javascript", "application/wasm")

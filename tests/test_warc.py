@@ -15,6 +15,8 @@ from pathlib import Path
 import brotli
 import pytest
 from conftest import EXPECTED, crawl_args, rows, run_cli
+from scrapy.downloadermiddlewares.httpcompression import ACCEPTED_ENCODINGS
+from scrapy.settings.default_settings import DEFAULT_REQUEST_HEADERS
 from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -114,7 +116,10 @@ def test_a_request_beside_each_response(warc):
 
 
 def test_request_records_send_what_the_crawl_sends():
-    assert dict(REQUEST_HEADERS)["User-Agent"] == settings.USER_AGENT
+    sent = dict(REQUEST_HEADERS)
+    assert sent["User-Agent"] == settings.USER_AGENT
+    assert {k: sent[k] for k in DEFAULT_REQUEST_HEADERS} == DEFAULT_REQUEST_HEADERS
+    assert sent["Accept-Encoding"] == b", ".join(ACCEPTED_ENCODINGS).decode()
 
 
 def test_the_warcinfo_names_the_sources(warc):
