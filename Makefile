@@ -40,7 +40,7 @@ demo: install
 	$(BIN)/blogarchive serve --db $(DEMO_DB) --port $(PORT)
 
 test: install $(PYWB_VENV)/.installed
-	BLOGARCHIVE_PYWB=$(PYWB_VENV)/bin $(BIN)/python -m pytest
+	BLOGARCHIVE_PYWB=$(abspath $(PYWB_VENV))/bin $(BIN)/python -m pytest
 
 # By hand, never in CI: synthetic blogs on 127.0.0.1; writes docs/benchmarks.md and bench/results.json.
 bench: install

@@ -20,7 +20,7 @@ from testblogs import gbk_blog
 from w3lib.encoding import html_to_unicode
 
 # pywb's own venv (make install builds it: pywb's brotlipy would shadow the brotli Scrapy needs)
-PYWB = Path(os.environ.get("BLOGARCHIVE_PYWB", Path(__file__).resolve().parents[1] / ".venv-pywb" / "bin"))
+PYWB = Path(os.environ.get("BLOGARCHIVE_PYWB", Path(__file__).resolve().parents[1] / ".venv-pywb" / "bin")).resolve()
 EDIT = "A paragraph added after the first crawl, which only the second version holds."
 
 
