@@ -5,6 +5,10 @@ BIN := $(VENV)/bin
 DEMO_DB ?= demo.db
 PORT ?= 8001
 BENCH_SIZES ?= 1000,10000
+# pywb replays the exported WARC in tests/test_replay.py, from a venv of its own: it requires
+# brotlipy, whose `brotli` module would shadow the one Scrapy decodes `br` with (and it pins pyOpenSSL)
+PYWB_VENV ?= .venv-pywb
+PYWB ?= pywb==2.10.0
 
 .PHONY: install demo test bench fidelity lint clean
 
@@ -15,6 +19,11 @@ $(VENV)/.installed: pyproject.toml
 	# the venv's own pip (23.x) resolves trafilatura without lxml_html_clean
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+$(PYWB_VENV)/.installed: Makefile
+	$(PYTHON) -m venv $(PYWB_VENV)
+	$(PYWB_VENV)/bin/pip install --quiet '$(PYWB)'
 	touch $@
 
 # Serve the bundled example blog on 127.0.0.1, crawl it into $(DEMO_DB), then browse it.
@@ -30,8 +39,8 @@ demo: install
 	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(DEMO_DB)) (Ctrl-C to stop)"
 	$(BIN)/blogarchive serve --db $(DEMO_DB) --port $(PORT)
 
-test: install
-	$(BIN)/python -m pytest
+test: install $(PYWB_VENV)/.installed
+	BLOGARCHIVE_PYWB=$(abspath $(PYWB_VENV))/bin $(BIN)/python -m pytest
 
 # By hand, never in CI: synthetic blogs on 127.0.0.1; writes docs/benchmarks.md and bench/results.json.
 bench: install
@@ -48,4 +57,4 @@ lint: install
 	$(BIN)/mypy crawler archive
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
+	rm -rf $(VENV) $(PYWB_VENV) *.egg-info .pytest_cache $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm

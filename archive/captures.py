@@ -30,8 +30,12 @@ def save_capture(
     source_id: int | None = None,
     run_id: int | None = None,
     sha: str | None = None,
+    fetched_at: str | None = None,
 ) -> str:
-    """Store one fetch (its body only if new) and return the body's sha256 (``sha``, when the caller has it)."""
+    """Store one fetch (its body only if new) and return the body's sha256 (``sha``, when the caller has it).
+
+    ``fetched_at`` is the time of the fetch (ISO 8601 UTC), now when not given.
+    """
     sha = sha or body_sha256(body)
     with db.atomic():
         db.execute(
@@ -46,7 +50,7 @@ def save_capture(
                 "status": status,
                 "headers": json.dumps(headers, ensure_ascii=False, sort_keys=True),
                 "sha256": sha,
-                "fetched_at": utcnow(),
+                "fetched_at": fetched_at or utcnow(),
             }
         )
     return sha

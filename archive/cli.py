@@ -131,7 +131,7 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
 
 def _crawl(urls: tuple[str, ...], host_map: dict[str, str], delay: float | None, concurrency: int | None,
            max_pages: int | None, mode: str | None, quiet: bool, log_file: str | None, verbose: bool,
-           db_path: str, lock: int) -> None:
+           db_path: str, lock: int, extra: dict[str, str] | None = None) -> None:
     try:
         db = open_archive(db_path)
     except ArchiveError as e:
@@ -165,6 +165,7 @@ def _crawl(urls: tuple[str, ...], host_map: dict[str, str], delay: float | None,
         settings["CONCURRENT_REQUESTS"] = str(max(16, concurrency))
     if max_pages:
         settings["ARCHIVE_MAX_PAGES"] = str(max_pages)
+    settings.update(extra or {})
     command = [sys.executable, "-m", "scrapy", "crawl", "blog"]
     if urls:
         command += ["-a", "url=" + " ".join(urls)]
@@ -239,11 +240,19 @@ def _run_forwarding_signals(command: list[str], env: dict[str, str], lock: int) 
 
 
 @cli.command()
-@click.argument("url")
+@click.argument("url", required=False)
 @click.option("--name", help="A short name for the source (default: its host and path).")
+@click.option("--opml", "opml_file", type=click.Path(exists=True, dir_okay=False, readable=True),
+              help="Add every feed of this OPML subscription list instead (its folders are kept).")
 @db_option
-def add(url: str, name: str | None, db_path: str) -> None:
-    """Add a blog (home page, feed or sitemap URL) as a source."""
+def add(url: str | None, name: str | None, opml_file: str | None, db_path: str) -> None:
+    """Add a blog (home page, feed or sitemap URL), or a feed reader's OPML list, as sources."""
+    if bool(url) == bool(opml_file):
+        raise click.UsageError("give a URL or --opml FILE")
+    if opml_file:
+        _add_opml(opml_file, name, db_path)
+        return
+    assert url is not None
     if not is_http_url(url):  # before the archive is opened, or created: a failed command writes nothing
         raise click.ClickException(f"not an http(s) URL: {url!r}")
     db = _open(db_path)
@@ -252,6 +261,26 @@ def add(url: str, name: str | None, db_path: str) -> None:
     except ValueError as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"source {source['name']}: {source['url']}")
+
+
+def _add_opml(opml_file: str, name: str | None, db_path: str) -> None:
+    """Read the whole list before the archive is opened: a list that fails changes nothing."""
+    from .opml import add_subscriptions, parse_opml
+
+    if name:
+        raise click.UsageError("--name is for one URL; an OPML list names its sources")
+    try:
+        entries, skipped = parse_opml(Path(opml_file).read_bytes())
+    except ValueError as e:
+        raise click.ClickException(f"{opml_file}: {e}") from e
+    for reason in skipped:
+        click.echo(f"Warning: skipped {reason}", err=True)
+    if not entries:
+        raise click.ClickException(f"{opml_file}: no feed or site in this OPML list")
+    db = _open(db_path)
+    for source, new in add_subscriptions(db, entries):
+        folder = source["folder"].replace("\n", ", ") if source["folder"] else ""
+        click.echo(f"source {source['name']}: {source['url']}{f'  [{folder}]' if folder else ''}{'' if new else '  (known)'}")
 
 
 @cli.command()
@@ -369,30 +398,46 @@ def serve(host: str, port: int, public: bool, db_path: str) -> None:
         os.unlink(f.name)
 
 
+ARCHIVE_FORMATS = ("warc", "wacz", "opml")
+
+
 @cli.command()
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(["sql", "csv", "json", "ndjson", "markdown"]))
+@click.argument("fmt", metavar="FORMAT",
+                type=click.Choice(["sql", "csv", "json", "ndjson", "markdown", *ARCHIVE_FORMATS]))
 @click.option("--table", help="Export this table.")
 @click.option("--query", help="Export the rows of this read-only SQL query.")
+@click.option("--source", "source_name", help="warc, wacz: only this source's captures.")
+@click.option("--since", help="warc, wacz: only the captures fetched since this date (ISO 8601).")
 @click.option("-o", "--output", type=click.Path(writable=True),
               help="Write here instead of standard output (markdown: the folder to write into).")
 @db_option
-def export(fmt: str, table: str | None, query: str | None, output: str | None, db_path: str) -> None:
-    """Export the archive: a full SQL dump, a table or query as CSV/JSON/NDJSON, or Markdown files.
+def export(fmt: str, table: str | None, query: str | None, source_name: str | None, since: str | None,
+           output: str | None, db_path: str) -> None:
+    """Export the archive: a full SQL dump, a table or query as CSV/JSON/NDJSON, Markdown files,
+    WARC or WACZ of the captures, OPML of the sources.
 
     ``markdown`` writes one file per post, with YAML front matter, into
     OUTPUT/SOURCE/; file names are made from the date and title, made safe.
+    ``warc`` writes WARC/1.1 (gzipped records) of every capture, with its
+    original URL and time; ``wacz`` packages it with its index and a list of
+    the posts; ``opml`` lists the sources and their feeds for feed readers.
     """
-    if fmt in ("sql", "markdown") and (table or query):
+    if fmt in ("sql", "markdown", *ARCHIVE_FORMATS) and (table or query):
         raise click.UsageError(f"{fmt} exports the whole archive; --table and --query are for csv, json and ndjson")
-    if fmt not in ("sql", "markdown") and bool(table) == bool(query):
+    if fmt not in ("sql", "markdown", *ARCHIVE_FORMATS) and bool(table) == bool(query):
         raise click.UsageError("give --table or --query")
-    if fmt == "markdown" and not output:
-        raise click.UsageError("markdown needs -o FOLDER")
+    if fmt in ("markdown", "warc", "wacz") and not output:
+        raise click.UsageError(f"{fmt} needs -o {'FOLDER' if fmt == 'markdown' else 'FILE'}")
+    if (source_name or since) and fmt not in ("warc", "wacz"):
+        raise click.UsageError("--source and --since are for warc and wacz")
     if not os.path.exists(db_path):
         raise click.ClickException(f"no archive at {db_path}")
+    db = _open(db_path, migrate=False)
+    if fmt in ARCHIVE_FORMATS:
+        _export_format(db, fmt, output, source_name, since)
+        return
     from .exports import dump_sql, export_markdown, rows_for, write_rows  # yaml: not on a crawl's way
 
-    db = _open(db_path, migrate=False)
     if fmt == "markdown":
         assert output is not None
         try:
@@ -412,6 +457,37 @@ def export(fmt: str, table: str | None, query: str | None, output: str | None, d
     finally:
         if output:
             out.close()
+
+
+def _export_format(db: Any, fmt: str, output: str | None, source_name: str | None, since: str | None) -> None:
+    """WARC, WACZ or OPML: written whole to a hidden file beside ``output``, then renamed to it."""
+    from .opml import export_opml
+    from .wacz import export_wacz  # warcio and py-wacz: only when asked for
+    from .warc import export_warc
+
+    if fmt == "opml" and not output:
+        click.echo(export_opml(db), nl=False)
+        return
+    assert output is not None
+    target = Path(output)
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        if fmt == "warc":
+            with partial.open("wb") as f:
+                message = f"{export_warc(db, f, source=source_name, since=since, filename=target.name)} captures"
+        elif fmt == "wacz":
+            message = f"{export_wacz(db, str(partial), source=source_name, since=since)} captures"
+        else:
+            partial.write_text(export_opml(db), encoding="utf-8")
+            message = f"{len(list_sources(db))} sources"
+        partial.replace(target)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    except OSError as e:
+        raise click.ClickException(f"cannot write {output}: {e.strerror}") from e
+    finally:
+        partial.unlink(missing_ok=True)
+    click.echo(f"{message} written to {output}", err=True)
 
 
 @cli.command()
@@ -524,3 +600,82 @@ def reextract(source_name: str | None, dry_run: bool, db_path: str) -> None:
     summary = results[-1]
     verb = "would change" if dry_run else "changed"
     click.echo(f"{summary['posts']} posts re-extracted offline, {summary['changed']} {verb}")
+
+
+@cli.group("import")
+def import_() -> None:
+    """Bring in what other tools archived."""
+
+
+REPLAY_HANDLER = "crawler.replay.CaptureDownloadHandler"
+
+
+@import_.command("warc")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, readable=True))
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors and the summary.")
+@db_option
+def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
+    """Import WARC files (blogarchive's, wget's, Heritrix's, browsertrix's): each HTML, feed or
+    sitemap response becomes a capture, then the posts are found and extracted from the captures
+    as a crawl does, offline. Importing a file again adds nothing."""
+    from .warc import check_warc, import_warc as read_warc  # warcio: only when asked for
+
+    try:  # every file read through before the archive is opened, or created: a bad file changes nothing
+        for path in files:
+            check_warc(path)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    try:
+        check_writable(db_path)
+        lock, _ = acquire_lock(db_path)
+    except ArchiveError as e:
+        raise ConfigError(str(e)) from e
+    except CrawlLocked as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(EXIT_LOCKED)
+    except OSError as e:
+        raise ConfigError(f"cannot take the crawl lock beside {db_path}: {e.strerror}") from e
+    try:
+        db = _open(db_path)
+        sources: dict[str, dict[str, Any]] = {}
+        try:
+            with db.atomic():  # every file or none
+                for path in files:
+                    result = read_warc(db, path)
+                    for named in result["sources"]:
+                        source = _import_source(db, named)
+                        sources[source["url"]] = source
+                    click.echo(f"{path}: {result['captures']} captures imported, {result['known']} known, "
+                               f"{result['skipped']} other responses skipped", err=True)
+        except ValueError as e:
+            raise click.ClickException(str(e)) from e
+        finally:
+            db.close()
+        handlers = {"file": None, "data": None, "ftp": None, "s3": None, "http": REPLAY_HANDLER, "https": REPLAY_HANDLER}
+        _crawl(tuple(sources), _replay_hosts(list(sources.values())), 0, 16, None, "full", quiet, None, False, db_path,
+               lock, extra={"DOWNLOAD_HANDLERS": json.dumps(handlers)})
+    finally:
+        release_lock(lock)
+
+
+def _replay_hosts(sources: list[dict[str, Any]]) -> dict[str, str]:
+    """The hosts a blog's crawl took as its own, each blog's sent to a server of its own name (answered from
+    the captures, never asked): so the crawl of the captures takes them as the same blog again."""
+    host_map = {}
+    for source in sources:
+        hosts = json.loads(source.get("hosts") or "[]")
+        if hosts:
+            host_map.update({h: f"http://source-{source['id']}.replay.invalid" for h in [host_of(source["scope"]), *hosts]})
+    return host_map
+
+
+def _import_source(db: Any, named: dict[str, Any]) -> dict[str, Any]:
+    """The source a WARC names, added under its own name where that is free."""
+    name = named.get("name")
+    if name and list(db.query("select 1 from sources where name = ? and url != ?", [name, named["url"]])):
+        name = None
+    source = ensure_source(db, named["url"], name=name)
+    kept = {k: named[k] for k in ("folder", "title", "site_url", "hosts") if named.get(k) and not source.get(k)}
+    if kept:
+        db["sources"].update(source["id"], kept)
+    return dict(db["sources"].get(source["id"]))

@@ -234,6 +234,21 @@ def add_protected_posts(db: Database) -> None:
     db["posts"].add_column("protected", str)
 
 
+@migrations()
+def add_source_subscriptions(db: Database) -> None:
+    # What a subscription list (OPML) said of a source: the folders it was filed in, one path a
+    # line ("News/Tech" when nested), its title, and the blog's own page beside the feed.
+    db["sources"].add_column("folder", str)
+    db["sources"].add_column("title", str)
+    db["sources"].add_column("site_url", str)
+
+
+@migrations()
+def add_source_hosts(db: Database) -> None:
+    # The other hosts a crawl took as the blog's own (JSON array): --map-host sent them to its server.
+    db["sources"].add_column("hosts", str)
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     migrations.apply(db)

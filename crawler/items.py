@@ -55,6 +55,7 @@ class SourceUpdate:
     kind: str | None = None  # home, feed or sitemap
     feeds: list[str] | None = None
     sitemaps: list[str] | None = None
+    hosts: list[str] | None = None  # other hosts taken as the blog's own (--map-host sends them to its server)
 
 
 @dataclass

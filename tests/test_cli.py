@@ -74,6 +74,11 @@ def _state(path):
         ["source", "set", "blog", "colour=red"],
         ["source", "set", "blog", "delay"],
         ["backup", "-o", "{db}"],
+        ["add", "--opml", "{db}"],
+        ["add", "https://a.test/", "--opml", "{db}"],
+        ["import", "warc", "{db}"],
+        ["export", "warc", "-o", "{db}.warc.gz", "--source", "nope"],
+        ["export", "opml", "--since", "2024-01-01"],
     ],
     ids=lambda a: " ".join(a),
 )

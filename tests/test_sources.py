@@ -60,6 +60,7 @@ def test_source_set_errors_are_one_line_with_exit_2(db_path, pair, message):
 
 
 def test_source_set_unknown_source(db_path):
+    run_cli("add", "http://set.test/", "--name", "set", "--db", str(db_path))  # with no archive at all: "no archive at"
     proc = run_cli("source", "set", "nope", "delay=1", "--db", str(db_path), check=False)
     assert (proc.returncode, proc.stderr) == (2, "Error: no source named 'nope' (see blogarchive sources)\n")
 

@@ -82,6 +82,9 @@ class BlogSpider(Spider):
                 yield CrawlError(source["id"], source["url"], "deferred", f"the host asked to be left alone until {not_before} (Retry-After)")
                 continue
             state = self._state_for(source)
+            twins = state.aliases - {host_of(source["scope"]), *_www_twin(host_of(source["scope"]))}
+            if twins:
+                yield SourceUpdate(state.id, hosts=sorted(twins))
             # the due posts wait, as every page does, until the seed and the feeds are read
             yield self._discovery(state, source["url"], self.parse_seed, seed=True)
             for url in state.plan.due if state.plan else []:
@@ -92,7 +95,7 @@ class BlogSpider(Spider):
         settings = self.crawler.settings
         host_map = {k.lower(): v.rstrip("/") for k, v in settings.getdict("ARCHIVE_MAP_HOSTS").items()}
         host = host_of(source["scope"])
-        aliases = {host, host[4:] if host.startswith("www.") else f"www.{host}"}
+        aliases = {host, *_www_twin(host)}
         if host in host_map:
             aliases |= {h for h, base in host_map.items() if base == host_map[host]}
         parts = urlsplit(source["scope"])
@@ -625,3 +628,8 @@ def _error_message(failure: Failure) -> str:
         causes = ", ".join(r.getErrorMessage() or type(r.value).__name__ for r in reasons or [failure])
         message = f"the connection broke before the whole answer arrived ({causes})"
     return message or type(failure.value).__name__
+
+
+def _www_twin(host: str) -> set[str]:
+    """The host with ``www.``, or without it: the same blog."""
+    return {host[4:] if host.startswith("www.") else f"www.{host}"}
