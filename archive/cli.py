@@ -6,21 +6,17 @@ reactor cannot restart, and this package never imports Scrapy).
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import click
 
 from . import (
     ArchiveError,
     ensure_source,
-    get_run,
     list_runs,
     list_sources,
     open_archive,
@@ -28,10 +24,11 @@ from . import (
 )
 from .db import check_writable
 from .history import NoPost, diff_versions, list_versions
+from .launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_crawl
 from .lock import CrawlLocked, acquire_lock, release_lock
 from .revisit import revisit_summary
 from .sources import parse_setting, set_source_settings
-from .urls import host_of, is_http_url, parse_host_map
+from .urls import is_http_url, parse_host_map
 
 DATASETTE_DIR = Path(__file__).parent / "datasette"
 METADATA = DATASETTE_DIR / "metadata.yml"
@@ -122,76 +119,32 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
     try:
         if stale:
             click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
-        _crawl(urls, host_map, delay, concurrency, max_pages, "recheck" if recheck else "full" if full else None,
-               quiet, log_file, verbose, db_path, lock)
+        options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages,
+                               mode="recheck" if recheck else "full" if full else None,
+                               quiet=quiet, log_file=log_file, verbose=verbose)
+        _report(_launch(db_path, urls, options, lock))
     finally:
         release_lock(lock)
 
 
-def _crawl(urls: tuple[str, ...], host_map: dict[str, str], delay: float | None, concurrency: int | None,
-           max_pages: int | None, mode: str | None, quiet: bool, log_file: str | None, verbose: bool,
-           db_path: str, lock: int) -> None:
+def _launch(db_path: str, urls: tuple[str, ...], options: CrawlOptions, lock: int) -> CrawlOutcome:
     try:
-        db = open_archive(db_path)
+        return run_crawl(db_path, urls, options, lock=lock)
     except ArchiveError as e:
         raise ConfigError(str(e)) from e
-    try:
-        with db.atomic():  # all the sources or none: a command that fails changes nothing
-            for url in urls:
-                ensure_source(db, url)
-    except ValueError as e:
-        raise ConfigError(str(e)) from e
-    last_run = db.execute("select coalesce(max(id), 0) from crawl_runs").fetchone()[0]
-    slots = _source_delays(db, host_map)
-    db.close()
-    settings = {"ARCHIVE_PATH": os.path.abspath(db_path), "LOG_LEVEL": "INFO" if verbose or log_file else "WARNING",
-                "ARCHIVE_LOCK_FD": str(lock)}
-    if quiet:
-        settings["ARCHIVE_PROGRESS_INTERVAL"] = "0"
-        if not log_file:
-            settings["LOG_LEVEL"] = "ERROR"
-    if log_file:
-        settings["LOG_FILE"] = os.path.abspath(log_file)
-    if host_map:
-        settings["ARCHIVE_MAP_HOSTS"] = json.dumps(host_map)
-    if delay is not None:
-        settings["DOWNLOAD_DELAY"] = str(delay)
-        settings["AUTOTHROTTLE_ENABLED"] = "1" if delay else "0"
-    if slots:
-        settings["DOWNLOAD_SLOTS"] = json.dumps(slots)
-    if concurrency:
-        settings["CONCURRENT_REQUESTS_PER_DOMAIN"] = str(concurrency)
-        settings["CONCURRENT_REQUESTS"] = str(max(16, concurrency))
-    if max_pages:
-        settings["ARCHIVE_MAX_PAGES"] = str(max_pages)
-    command = [sys.executable, "-m", "scrapy", "crawl", "blog"]
-    if urls:
-        command += ["-a", "url=" + " ".join(urls)]
-    if mode:
-        command += ["-a", f"mode={mode}"]
-    for key, value in settings.items():
-        command += ["-s", f"{key}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
-    started = time.monotonic()
-    returncode = _run_forwarding_signals(command, env, lock)
-    db = _open(db_path)
-    runs = [r for r in list_runs(db, limit=1) if r["id"] > last_run]
-    if not runs:
-        raise click.ClickException(f"the crawl did not start (exit code {returncode})")
-    run = get_run(db, runs[0]["id"])
+    except CrawlFailed as e:
+        raise click.ClickException(str(e)) from e
+
+
+def _report(outcome: CrawlOutcome) -> None:
+    """The summary, the failed sources, and the exit code."""
+    run = outcome.run
     if run["status"] == "running":
         click.echo(f"Error: run {run['id']} stopped without closing (see its log); what it saved is kept", err=True)
-    click.echo(
-        f"run {run['id']} {run['status']}: posts {run['posts_new']} new, {run['posts_updated']} updated, "
-        f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {run['errors']} errors, "
-        f"{time.monotonic() - started:.1f} seconds; {run['requests'] or 0} requests, "
-        f"{run['not_modified'] or 0} not modified, {run['extractions'] or 0} extractions, {run['versions'] or 0} new versions"
-    )
-    run_sources = set(json.loads(run["sources"] or "[]"))
-    failed = [s for s in list_sources(db) if s["id"] in run_sources and s["last_status"] == "failed"]
-    for source in failed:
+    click.echo(outcome.summary())
+    for source in outcome.failed:
         click.echo(f"Error: {source['name']}: the crawl failed (see crawl_errors of run {run['id']})", err=True)
-    if returncode or run["status"] != "finished" or failed:
+    if not outcome.ok:
         sys.exit(1)
 
 
@@ -209,32 +162,6 @@ def _dry_run(urls: tuple[str, ...], mode: str, db_path: str) -> None:
     requests = [r for r in planned if not r["why"].startswith("fresh until")]
     sources = len({r["source"] for r in planned})
     click.echo(f"{len(requests)} requests at least for {sources} sources (and the posts their feeds and sitemaps announce)")
-
-
-def _source_delays(db: Any, host_map: dict[str, str]) -> dict[str, dict[str, float]]:
-    """Scrapy download slots for the sources that have their own delay."""
-    slots = {}
-    for source in db.query("select scope, delay from sources where delay is not null and enabled = 1"):
-        host = host_of(source["scope"])
-        fetched_from = host_map.get(host)
-        slot = (urlsplit(fetched_from).hostname if fetched_from else host.split(":")[0]) or host
-        slots[slot] = {"delay": source["delay"]}
-    return slots
-
-
-def _run_forwarding_signals(command: list[str], env: dict[str, str], lock: int) -> int:
-    """Run the crawl in its own session; pass SIGTERM and SIGINT on, so it stops cleanly."""
-    proc = subprocess.Popen(command, env=env, pass_fds=(lock,), start_new_session=True)
-
-    def forward(signum: int, frame: Any) -> None:
-        proc.send_signal(signum)
-
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        return proc.wait()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 @cli.command()
