@@ -74,6 +74,8 @@ def cli() -> None:
 @click.option("--delay", type=click.FloatRange(min=0), help="Seconds between requests to one host (default 1, with AutoThrottle); a source's own delay wins.")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Requests at once per host (default 2).")
 @click.option("--max-pages", type=click.IntRange(min=1), help="Pages fetched at most per source (default 10000).")
+@click.option("--processes", default="1", show_default=True, callback=lambda ctx, param, value: _processes(value),
+              help="Crawl processes, the sources split among them by host; auto: one per core.")
 @click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
 @click.option("--full", is_flag=True, help="Rediscover everything as a first crawl does, without validators.")
 @click.option("--dry-run", is_flag=True, help="List what the run would request and why; fetch and write nothing.")
@@ -82,7 +84,7 @@ def cli() -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Show Scrapy's log.")
 @db_option
 def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
-          concurrency: int | None, max_pages: int | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
+          concurrency: int | None, max_pages: int | None, processes: int, recheck: bool, full: bool, dry_run: bool, quiet: bool,
           log_file: str | None, verbose: bool, db_path: str) -> None:
     """Crawl blogs into the archive.
 
@@ -121,10 +123,19 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
             click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
         options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages,
                                mode="recheck" if recheck else "full" if full else None,
-                               quiet=quiet, log_file=log_file, verbose=verbose)
+                               quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
+                               on_progress=None if quiet else lambda line: click.echo(line, err=True))
         _report(_launch(db_path, urls, options, lock))
     finally:
         release_lock(lock)
+
+
+def _processes(value: str) -> int:
+    if value == "auto":
+        return os.cpu_count() or 1
+    if not value.isdigit() or int(value) < 1:
+        raise click.BadParameter(f"a number of processes (1 or more) or auto, not {value!r}", param_hint="--processes")
+    return int(value)
 
 
 def _launch(db_path: str, urls: tuple[str, ...], options: CrawlOptions, lock: int) -> CrawlOutcome:

@@ -1,8 +1,10 @@
-"""Launching a crawl: the Scrapy process, its settings, its signals, the run's summary.
+"""Launching a crawl: the Scrapy processes, their settings, their signals, the run's summary.
 
 ``blogarchive crawl`` takes the archive's lock, then calls ``run_crawl``.
 The crawl runs in a subprocess (``scrapy crawl blog``): Scrapy's reactor
-cannot restart, and this package never imports Scrapy.
+cannot restart, and this package never imports Scrapy. With one process,
+that process writes the archive; with several (``archive.processes``),
+``blogarchive`` opens the run, writes what they send, and closes the run.
 """
 
 import json
@@ -12,13 +14,20 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from .db import ArchiveError, open_archive
-from .queries import get_run, list_runs, list_sources
+from .lock import close_stale_runs
+from .processes import extract_workers, run_processes, split_by_host
+from .queries import find_sources, get_run, list_runs, list_sources
 from .urls import host_of
-from .writes import ensure_source
+from .writer import ArchiveWriter
+from .writes import ensure_source, finish_run, run_status, start_run
+
+# Seconds between progress lines of a crawl of several processes.
+PROGRESS_INTERVAL = 5.0
 
 
 class CrawlFailed(RuntimeError):
@@ -37,6 +46,8 @@ class CrawlOptions:
     quiet: bool = False  # no progress lines, only errors
     log_file: str | None = None  # append the crawl's log (INFO) here
     verbose: bool = False  # Scrapy's log on standard error
+    processes: int = 1  # crawl processes, the sources split among them by host
+    on_progress: Callable[[str], None] | None = None  # gets the progress lines of a crawl of several processes
 
 
 @dataclass
@@ -79,23 +90,18 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
     db = open_archive(db_path)
     try:
         with db.atomic():  # all the sources or none: a command that fails changes nothing
-            for url in urls:
-                ensure_source(db, url)
+            added = [ensure_source(db, url) for url in urls]
     except ValueError as e:
         raise ArchiveError(str(e)) from e
     last_run = db.execute("select coalesce(max(id), 0) from crawl_runs").fetchone()[0]
     settings = crawl_settings(db_path, options, source_delays(db, options.host_map), lock=lock)
-    db.close()
-    command = [sys.executable, "-m", "scrapy", "crawl", "blog"]
-    if urls:
-        command += ["-a", "url=" + " ".join(urls)]
-    if options.mode:
-        command += ["-a", f"mode={options.mode}"]
-    for key, value in settings.items():
-        command += ["-s", f"{key}={value}"]
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
     started = time.monotonic()
-    returncode = run_forwarding_signals(command, env, lock)
+    if options.processes == 1:
+        db.close()
+        returncode = run_forwarding_signals(crawl_command(settings, options, urls=urls), env, lock)
+    else:
+        returncode = _run_processes(db, added if urls else find_sources(db), settings, options, env, lock)
     try:
         db = open_archive(db_path)
     except ArchiveError as e:
@@ -108,6 +114,49 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
     failed = [s for s in list_sources(db) if s["id"] in run_sources and s["last_status"] == "failed"]
     db.close()
     return CrawlOutcome(run=run, seconds=time.monotonic() - started, failed=failed, returncode=returncode)
+
+
+def crawl_command(settings: dict[str, str], options: CrawlOptions, *, urls: tuple[str, ...] = (),
+                  source_ids: list[int] | None = None) -> list[str]:
+    """``scrapy crawl blog`` for these URLs (or sources, or every enabled source)."""
+    command = [sys.executable, "-m", "scrapy", "crawl", "blog"]
+    if urls:
+        command += ["-a", "url=" + " ".join(urls)]
+    if source_ids:
+        command += ["-a", "sources=" + ",".join(map(str, source_ids))]
+    if options.mode:
+        command += ["-a", f"mode={options.mode}"]
+    for key, value in settings.items():
+        command += ["-s", f"{key}={value}"]
+    return command
+
+
+def _run_processes(db: Any, sources: list[dict[str, Any]], settings: dict[str, str], options: CrawlOptions,
+                   env: dict[str, str], lock: int) -> int:
+    """Open the run, crawl the sources in several processes, write what they send, close the run."""
+    close_stale_runs(db)
+    weights = dict(db.execute("select source_id, count(*) from posts group by source_id").fetchall())
+    groups = split_by_host(sources, options.processes, options.host_map, weights)
+    run_id = start_run(db, [])
+    db.close()
+    settings = {**settings, "ARCHIVE_RUN_ID": str(run_id),
+                "ARCHIVE_EXTRACT_WORKERS": str(extract_workers(len(groups) or 1))}
+    writer = ArchiveWriter(settings["ARCHIVE_PATH"])
+    started = time.monotonic()
+    show = options.on_progress
+    on_progress = (lambda counts: show(progress_line(counts))) if show else None
+    returncodes, reasons = run_processes([crawl_command(settings, options, source_ids=g) for g in groups], env, lock,
+                                         writer, on_progress=on_progress, progress_interval=PROGRESS_INTERVAL)
+    if not writer.fatal:
+        reason = next((r or "shutdown" for r in reasons if r != "finished"), "finished")
+        writer.run(finish_run, run_id, status=run_status(reason), seconds=time.monotonic() - started)
+    writer.close()
+    return max(returncodes, default=0)
+
+
+def progress_line(counts: dict[str, int]) -> str:
+    """The line a crawl shows every few seconds."""
+    return f"progress: {counts['pages']} pages fetched, {counts['posts']} posts saved, {counts['errors']} errors"
 
 
 def crawl_settings(db_path: str, options: CrawlOptions, slots: dict[str, dict[str, float]], *, lock: int) -> dict[str, str]:

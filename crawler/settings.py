@@ -35,6 +35,11 @@ ARCHIVE_RETRY_AFTER_MAX = 120.0
 # A descriptor, inherited from `blogarchive crawl`, that holds the archive's
 # crawl lock; unset, the crawl takes the lock itself.
 ARCHIVE_LOCK_FD = None
+# Set by `blogarchive crawl --processes N` for each of its crawl processes: the
+# run it opened (the process adds to it, blogarchive closes it), and a socket
+# to blogarchive, the archive's one writer, through which every write goes.
+ARCHIVE_RUN_ID = None
+ARCHIVE_WRITER_FD = None
 # Worker processes that extract posts (trafilatura), off the crawl's own
 # process; 0 extracts inline, in the crawl's process.
 ARCHIVE_EXTRACT_WORKERS = os.cpu_count() or 1
