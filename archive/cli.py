@@ -24,6 +24,7 @@ from . import (
 )
 from .db import check_writable
 from .history import NoPost, diff_versions, list_versions
+from .cluster import ClusterConfig, ClusterUnavailable
 from .launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_crawl
 from .lock import CrawlLocked, acquire_lock, release_lock
 from .revisit import revisit_summary
@@ -76,6 +77,10 @@ def cli() -> None:
 @click.option("--max-pages", type=click.IntRange(min=1), help="Pages fetched at most per source (default 10000).")
 @click.option("--processes", default="1", show_default=True, callback=lambda ctx, param, value: _processes(value),
               help="Crawl processes, the sources split among them by host; auto: one per core.")
+@click.option("--cluster", "cluster_config", type=click.Path(dir_okay=False),
+              help="Crawl on a cluster of Scrapyd nodes with Redis as the hub, as this TOML file says (docs/scaling.md).")
+@click.option("--scrapyd", "nodes", multiple=True, metavar="URL", help="A Scrapyd node of the cluster (repeatable; with --redis).")
+@click.option("--redis", "redis_url", metavar="URL", help="The cluster's Redis (redis://HOST:PORT/DB; with --scrapyd).")
 @click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
 @click.option("--full", is_flag=True, help="Rediscover everything as a first crawl does, without validators.")
 @click.option("--dry-run", is_flag=True, help="List what the run would request and why; fetch and write nothing.")
@@ -84,7 +89,8 @@ def cli() -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Show Scrapy's log.")
 @db_option
 def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
-          concurrency: int | None, max_pages: int | None, processes: int, recheck: bool, full: bool, dry_run: bool, quiet: bool,
+          concurrency: int | None, max_pages: int | None, processes: int, cluster_config: str | None,
+          nodes: tuple[str, ...], redis_url: str | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
           log_file: str | None, verbose: bool, db_path: str) -> None:
     """Crawl blogs into the archive.
 
@@ -124,7 +130,8 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
         options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages,
                                mode="recheck" if recheck else "full" if full else None,
                                quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
-                               on_progress=None if quiet else lambda line: click.echo(line, err=True))
+                               on_progress=None if quiet else lambda line: click.echo(line, err=True),
+                               cluster=_cluster(cluster_config, nodes, redis_url))
         _report(_launch(db_path, urls, options, lock))
     finally:
         release_lock(lock)
@@ -138,10 +145,25 @@ def _processes(value: str) -> int:
     return int(value)
 
 
+def _cluster(path: str | None, nodes: tuple[str, ...], redis_url: str | None) -> ClusterConfig | None:
+    if path and (nodes or redis_url):
+        raise click.UsageError("--cluster excludes --scrapyd and --redis")
+    if path:
+        try:
+            return ClusterConfig.load(path)
+        except ValueError as e:
+            raise ConfigError(str(e)) from e
+    if bool(nodes) != bool(redis_url):
+        raise click.UsageError("--scrapyd and --redis go together")
+    return ClusterConfig(redis=redis_url, nodes=list(nodes)) if redis_url else None
+
+
 def _launch(db_path: str, urls: tuple[str, ...], options: CrawlOptions, lock: int) -> CrawlOutcome:
     try:
         return run_crawl(db_path, urls, options, lock=lock)
     except ArchiveError as e:
+        raise ConfigError(str(e)) from e
+    except ClusterUnavailable as e:
         raise ConfigError(str(e)) from e
     except CrawlFailed as e:
         raise click.ClickException(str(e)) from e

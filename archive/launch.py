@@ -18,6 +18,9 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from redis.exceptions import RedisError
+
+from .cluster import ClusterConfig, ClusterUnavailable, Coordinator, connect
 from .db import ArchiveError, open_archive
 from .lock import close_stale_runs
 from .processes import extract_workers, run_processes, split_by_host
@@ -48,6 +51,7 @@ class CrawlOptions:
     verbose: bool = False  # Scrapy's log on standard error
     processes: int = 1  # crawl processes, the sources split among them by host
     on_progress: Callable[[str], None] | None = None  # gets the progress lines of a crawl of several processes
+    cluster: ClusterConfig | None = None  # crawl on these Scrapyd nodes, through this Redis
 
 
 @dataclass
@@ -85,8 +89,10 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
 
     Raises:
         ArchiveError: the archive cannot be opened, or a URL cannot be a source (nothing is changed).
+        ClusterUnavailable: Redis cannot be reached (nothing is changed), or no Scrapyd node.
         CrawlFailed: the crawl ended without a run to report.
     """
+    client = connect(options.cluster.redis) if options.cluster else None
     db = open_archive(db_path)
     try:
         with db.atomic():  # all the sources or none: a command that fails changes nothing
@@ -97,7 +103,10 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
     settings = crawl_settings(db_path, options, source_delays(db, options.host_map), lock=lock)
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
     started = time.monotonic()
-    if options.processes == 1:
+    if client is not None:  # a coordinator that restarts goes on with the run it had opened
+        returncode, last_run = _run_cluster(db, added if urls else find_sources(db), settings, options, client)
+        last_run -= 1
+    elif options.processes == 1:
         db.close()
         returncode = run_forwarding_signals(crawl_command(settings, options, urls=urls), env, lock)
     else:
@@ -152,6 +161,31 @@ def _run_processes(db: Any, sources: list[dict[str, Any]], settings: dict[str, s
         writer.run(finish_run, run_id, status=run_status(reason), seconds=time.monotonic() - started)
     writer.close()
     return max(returncodes, default=0)
+
+
+def _run_cluster(db: Any, sources: list[dict[str, Any]], settings: dict[str, str], options: CrawlOptions,
+                 client: Any) -> tuple[int, int]:
+    """Crawl the sources on the cluster's nodes, one job per host; ingest what they send; close the run.
+
+    Returns:
+        The exit code, and the run.
+    """
+    db_path = settings["ARCHIVE_PATH"]
+    db.close()
+    assert options.cluster is not None
+    node_settings = {k: v for k, v in settings.items() if k not in ("ARCHIVE_PATH", "ARCHIVE_LOCK_FD", "LOG_FILE")}
+    node_settings["REDIS_URL"] = options.cluster.redis
+    coordinator = Coordinator(db_path, options.cluster, client, node_settings,
+                              {"mode": options.mode} if options.mode else {})
+    show = options.on_progress
+    try:
+        coordinator.start(sources, options.host_map)
+        reasons = coordinator.run((lambda counts: show(progress_line(counts))) if show else None)
+        coordinator.close(reasons)
+    except RedisError as e:
+        coordinator.writer.close()  # what was ingested is committed; the entries after it wait in Redis
+        raise ClusterUnavailable(f"Redis at {options.cluster.redis} cannot be reached: {e}") from e
+    return (0 if all(r == "finished" for r in reasons) else 1), coordinator.state["run"]
 
 
 def progress_line(counts: dict[str, int]) -> str:

@@ -14,7 +14,9 @@ The spider, the conditional-request middleware and the pipelines all use
 
 The writes go through the archive's one writer (``archive.writer``): in this
 process, or, when ``ARCHIVE_WRITER_FD`` names a socket, in ``blogarchive
-crawl --processes N``, which serves the writes of all its crawl processes.
+crawl --processes N``, which serves the writes of all its crawl processes;
+in a cluster job (``ARCHIVE_CLUSTER_KEY``), in the job's plan and in the
+coordinator, through Redis (``crawler.cluster``).
 The writes go in one transaction that is committed every
 ``ARCHIVE_COMMIT_INTERVAL`` seconds (or every MAX_BATCH writes, if sooner)
 and when the engine stops.
@@ -45,6 +47,8 @@ from twisted.internet import task
 
 from archive import open_archive
 from archive.writer import ArchiveUnwritable, ArchiveWriter
+
+from .cluster import ClusterWriter
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -108,10 +112,15 @@ class ArchiveStore:
         self.path: str = crawler.settings.get("ARCHIVE_PATH")
         self.interval = crawler.settings.getfloat("ARCHIVE_COMMIT_INTERVAL")
         writer_fd = crawler.settings.get("ARCHIVE_WRITER_FD")
-        self.remote = RemoteWriter(int(writer_fd)) if writer_fd else None
+        self.remote: RemoteWriter | ClusterWriter | None = None
+        if writer_fd:
+            self.remote = RemoteWriter(int(writer_fd))
+        elif crawler.settings.get("ARCHIVE_CLUSTER_KEY"):
+            self.remote = ClusterWriter(crawler.settings)
+            self.path = self.remote.path  # the job's plan
         self.fatal: str | None = None  # why the archive cannot be written any more
         self._reader: "Database | None" = None
-        self._writer: ArchiveWriter | RemoteWriter | None = None  # used in the writer thread only
+        self._writer: ArchiveWriter | RemoteWriter | ClusterWriter | None = None  # used in the writer thread only
         self._executor: ThreadPoolExecutor | None = None
         self._timer: task.LoopingCall | None = None
         self._last: Future | None = None

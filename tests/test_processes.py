@@ -61,8 +61,10 @@ def archive_rows(db: Path) -> dict[str, list[tuple]]:
                     continue
                 if column in REFERENCES:
                     value = urls[REFERENCES[column]].get(value, value)
+                if column in ("feeds", "sitemaps"):  # in the order they were found: answers come in any order
+                    value = sorted(json.loads(value))
                 values.append((column, value))
-            kept.append(tuple(values))
+            kept.append(tuple((c, tuple(v) if isinstance(v, list) else v) for c, v in values))
         result[table] = sorted(kept, key=repr)
     result["posts_fts"] = sorted(conn.execute("select title, text from posts_fts"))
     conn.close()
