@@ -222,9 +222,9 @@ class Coordinator:
         Returns:
             Where to read from next, and how many entries were read.
         """
-        entries = self.redis.xreadgroup(GROUP, "coordinator", {self.stream: start}, count=500,
-                                        block=500 if block and start == ">" else None)
-        batch = entries[0][1] if entries else []
+        entries: Any = self.redis.xreadgroup(GROUP, "coordinator", {self.stream: start}, count=500,
+                                             block=500 if block and start == ">" else None)
+        batch: list[tuple[bytes, dict[bytes, bytes]]] = entries[0][1] if entries else []
         done = self._done()
         holders = {job["job"]: job for job in self.state["jobs"].values()}
         for entry_id, fields in batch:

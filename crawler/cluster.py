@@ -6,8 +6,8 @@ The job reads its plan (``archive.plan``) from Redis into a temporary file,
 which its crawl reads and writes as it would the archive; every write it
 makes there is also appended, pickled, to the run's result stream, which
 the coordinator makes in the archive, in order. The stream is sent at each
-commit, together with the renewal of the job's lease on its host: a lease
-another job holds stops the crawl.
+commit. A thread of its own renews the job's lease on its host every second:
+a lease another job holds (or nobody) stops the crawl at its next commit.
 
 The Redis connection is scrapy-redis's (``REDIS_URL``, ``REDIS_PARAMS``).
 """
@@ -16,7 +16,7 @@ import json
 import pickle
 import shutil
 import tempfile
-import time
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -55,7 +55,10 @@ class ClusterWriter:
         self.path = save_plan(plan, self.folder)
         self.local = ArchiveWriter(self.path)
         self.pending: list[dict[str, Any]] = []
-        self.renewed = 0.0
+        self.lost: str | None = None  # why the lease is no longer this job's
+        self.stopping = threading.Event()
+        self.heartbeat = threading.Thread(target=self._renew, name="lease-heartbeat", daemon=True)
+        self.heartbeat.start()
 
     @property
     def fatal(self) -> str | None:
@@ -85,23 +88,31 @@ class ClusterWriter:
         try:
             self._send()
         finally:
+            self.stopping.set()
+            self.heartbeat.join()
             self.local.close()
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def _send(self) -> None:
-        renew = time.monotonic() - self.renewed >= RENEW_EVERY
-        if not self.pending and not renew:
+        if self.lost:
+            raise ArchiveUnwritable(self.lost)
+        if not self.pending:
             return
         try:
             pipe = self.redis.pipeline(transaction=True)
-            if renew:
-                pipe.eval(RENEW, 1, self.lease, self.job, self.lease_ms)
             for entry in self.pending:
                 pipe.xadd(f"{self.key}:results", entry)
-            answers = pipe.execute()
+            pipe.execute()
         except RedisError as e:
             raise ArchiveUnwritable(f"Redis cannot be reached: {e}") from e
-        if renew and not answers[0]:
-            raise ArchiveUnwritable(f"job {self.job} lost its lease on {self.lease}")
-        self.renewed = time.monotonic() if renew else self.renewed
         self.pending = []
+
+    def _renew(self) -> None:
+        """Every RENEW_EVERY seconds, in a thread of its own (however busy the crawl is), until closed or lost."""
+        while not self.stopping.wait(RENEW_EVERY):
+            try:
+                if not self.redis.eval(RENEW, 1, self.lease, self.job, self.lease_ms):
+                    self.lost = f"job {self.job} lost its lease on {self.lease}"
+                    return
+            except RedisError:
+                pass  # tried again in a second; past the lease, another job takes the host

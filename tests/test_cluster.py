@@ -5,6 +5,7 @@ test blogs crawled by the cluster give the archive one process gives (``archive_
 test_processes.py), whatever dies on the way.
 """
 
+import json
 import shutil
 import signal
 import subprocess
@@ -104,13 +105,14 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def cluster(tmp_path, project):
-    """A redis-server and two Scrapyd nodes; the configuration file that names them."""
+    """A redis-server and two Scrapyd nodes; the configuration file that names them, and first a node
+    that cannot be reached (nothing listens on its port): its jobs go to the others."""
     redis = Redis(tmp_path)
     redis.start()
     nodes = [Node(tmp_path / f"node{n}", project) for n in (1, 2)]
+    urls = [f"http://127.0.0.1:{free_port()}"] + [n.url for n in nodes]
     config = tmp_path / "cluster.toml"
-    config.write_text(f'redis = "{redis.url}"\nnodes = [{", ".join(repr(n.url) for n in nodes)}]\nlease = 10\nstart = 40\n'
-                      .replace("'", '"'))
+    config.write_text(f'redis = "{redis.url}"\nnodes = {json.dumps(urls)}\nlease = 20\nstart = 40\n')
     yield config, redis, nodes
     for node in nodes:
         node.stop()
