@@ -20,7 +20,10 @@ from test_scrapyd import free_port, get_json
 
 BIN = Path(sys.executable).parent
 REDIS_SERVER = shutil.which("redis-server")
-pytestmark = pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed (.ci/run installs it)")
+pytestmark = [
+    pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed (.ci/run installs it)"),
+    pytest.mark.timeout(900),  # two Scrapyd nodes, six blogs, a lease or two to run out, on two shared cores
+]
 
 
 class Redis:
