@@ -60,10 +60,11 @@ class ClusterConfig:
     project: str = "blogarchive"  # the project deployed to the nodes
     lease: float = 30.0  # seconds a job's lease on its host lasts unrenewed
     start: float = 60.0  # seconds more for a job to start on its node, before its first renewal
+    jobs_per_node: int = 2  # jobs run at once on a node, at most (each is a crawl process and its workers)
 
     @classmethod
     def load(cls, path: str) -> "ClusterConfig":
-        """Read a TOML file with ``redis``, ``nodes``, and optionally ``project`` and ``lease``.
+        """Read a TOML file with ``redis``, ``nodes``, and optionally ``project``, ``lease``, ``start``, ``jobs_per_node``.
 
         Raises:
             ValueError: the file cannot be read or lacks a key.
@@ -72,7 +73,8 @@ class ClusterConfig:
             with open(path, "rb") as f:
                 data = tomllib.load(f)
             return cls(redis=data["redis"], nodes=list(data["nodes"]), project=data.get("project", "blogarchive"),
-                       lease=float(data.get("lease", 30.0)), start=float(data.get("start", 60.0)))
+                       lease=float(data.get("lease", 30.0)), start=float(data.get("start", 60.0)),
+                       jobs_per_node=int(data.get("jobs_per_node", 2)))
         except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as e:
             raise ValueError(f"cannot read the cluster configuration {path}: {e}") from e
 
@@ -172,6 +174,9 @@ class Coordinator:
             pass  # every entry already sent: a job that closed is not scheduled again
         if job["closed"]:
             return
+        nodes = self._free_nodes(job)
+        if not nodes:
+            return  # every node runs its share: the job waits here, not in a node's queue, leaseless
         job["attempt"] += 1
         job["job"] = f"{self.state['run']}-{name}-{job['attempt']}"
         db = open_archive(self.db_path)
@@ -182,9 +187,8 @@ class Coordinator:
         self.redis.set(f"{self.key}:plan:{job['job']}", plan, ex=7 * 86400)
         self.redis.set(self._lease(job), job["job"], px=int((self.config.lease + self.config.start) * 1000))
         self._save_state()
-        nodes = self.config.nodes
         start = (int(name) + job["attempt"]) % len(nodes)
-        for node in [n for n in nodes[start:] + nodes[:start] if n not in self.down] or nodes:
+        for node in nodes[start:] + nodes[:start]:
             try:
                 self._post(node, job)
                 job["node"] = node
@@ -192,7 +196,16 @@ class Coordinator:
                 return
             except (OSError, ValueError):
                 self.down.add(node)
-        raise ClusterUnavailable("no Scrapyd node can be reached: " + ", ".join(nodes))
+        if self.down >= set(self.config.nodes):
+            raise ClusterUnavailable("no Scrapyd node can be reached: " + ", ".join(self.config.nodes))
+        self.redis.delete(self._lease(job))  # on no node: scheduled again when one is free
+
+    def _free_nodes(self, job: dict[str, Any]) -> list[str]:
+        """The nodes that answer and run fewer than ``jobs_per_node`` of this run's live jobs."""
+        live = [j["node"] for j in self.state["jobs"].values() if j is not job and j["job"] and not j["closed"]
+                and j.get("node") and self.redis.exists(self._lease(j))]
+        reachable = [n for n in self.config.nodes if n not in self.down] or self.config.nodes
+        return [n for n in reachable if live.count(n) < self.config.jobs_per_node]
 
     def _post(self, node: str, job: dict[str, Any]) -> None:
         settings = {**self.settings, "ARCHIVE_RUN_ID": str(self.state["run"]), "ARCHIVE_CLUSTER_KEY": self.key,
