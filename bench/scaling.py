@@ -4,6 +4,8 @@
   synthetic blogs (``bench.blogs``), each served by its own ``bench.server`` on
   127.0.0.1 (20 hosts, so 20 sources the crawl may split), crawled into a fresh
   archive; wall seconds and CPU seconds of all the crawl's processes (``bench.run.measured``).
+- The cluster on one machine: the same 20 sources crawled by ``--cluster`` with a
+  redis-server and two Scrapyd nodes on 127.0.0.1, the project deployed to each.
 - The writer's ceiling: posts/s that ``blogarchive``'s one writer (``archive.writer``)
   saves, full-text index included, when two producer processes send it saves as fast
   as it takes them, over the sockets a crawl of several processes uses.
@@ -12,12 +14,15 @@ Writes bench/scaling.json and the measured block of docs/scaling.md.
 """
 
 import argparse
+import contextlib
 import json
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from multiprocessing import Pipe, get_context
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -26,7 +31,7 @@ from archive import ensure_source, open_archive, save_post, start_run
 from archive.history import record_version
 from archive.writer import ArchiveWriter, Link, serve_writes
 from bench.blogs import make_posts, write_site
-from bench.run import ROOT, crawl, machine
+from bench.run import BIN, ROOT, _wait_for, crawl, machine
 
 SOURCES = 20
 START = "<!-- measured: written by bench/scaling.py -->"
@@ -58,11 +63,54 @@ def processes(size: int, work: Path) -> dict:
             result[f"processes_{n}"] = crawl(db, *urls, "--processes", str(n))
             print(f"[{size}] --processes {n}: {result[f'processes_{n}']}", file=sys.stderr)
         result["speedup"] = result["processes_1"]["seconds"] / result["processes_2"]["seconds"]
+        with cluster(work) as config:
+            result["cluster"] = crawl(work / "cluster.db", *urls, "--cluster", str(config))
+        print(f"[{size}] --cluster: {result['cluster']}", file=sys.stderr)
         return result
     finally:
         for server in servers:
             server.terminate()
             server.wait(10)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def cluster(work: Path) -> Iterator[Path]:
+    """A redis-server and two Scrapyd nodes on 127.0.0.1, the project deployed; the cluster's configuration."""
+    procs = []
+    try:
+        port = _free_port()
+        procs.append(subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                       "--appendonly", "no"], stdout=subprocess.DEVNULL))
+        nodes = []
+        for n in (1, 2):
+            home, node_port = work / f"node{n}", _free_port()
+            home.mkdir()
+            (home / "scrapyd.conf").write_text(f"[scrapyd]\nbind_address = 127.0.0.1\nhttp_port = {node_port}\n"
+                                               f"eggs_dir = {home}/eggs\nlogs_dir = {home}/logs\ndbs_dir = {home}/dbs\n"
+                                               "items_dir =\npoll_interval = 0.5\n")
+            procs.append(subprocess.Popen([str(BIN / "scrapyd")], cwd=home, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL))
+            nodes.append(f"http://127.0.0.1:{node_port}")
+        project = work / "project"
+        for package in ("crawler", "archive"):
+            shutil.copytree(ROOT / package, project / package, ignore=shutil.ignore_patterns("__pycache__"))
+        for node in nodes:
+            _wait_for(node + "/daemonstatus.json")
+            (project / "scrapy.cfg").write_text((ROOT / "scrapy.cfg").read_text().replace("http://127.0.0.1:6800/", node + "/"))
+            subprocess.run([str(BIN / "scrapyd-deploy")], cwd=project, check=True, capture_output=True)
+        config = work / "cluster.toml"
+        config.write_text(f'redis = "redis://127.0.0.1:{port}/0"\nnodes = {json.dumps(nodes)}\n')
+        yield config
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(30)
 
 
 def _produce(conn: Connection, posts: list[dict], run_id: int) -> None:
@@ -130,12 +178,14 @@ def report(results: dict) -> str:
     lines = [START, "", f"Measured on {results['machine']['date']}: {results['machine']['cpu']}, "
              f"{results['machine']['cores']} cores, Python {results['machine']['python']}; crawls with "
              f"`--delay 0 --concurrency 16`, {SOURCES} sources on {SOURCES} servers (`python -m bench.scaling`).", "",
-             "| posts (20 sources) | `--processes 1`: s (CPU s) | `--processes 2`: s (CPU s) | speed-up |",
-             "|---|---|---|---|"]
+             "| posts (20 sources) | `--processes 1`: s (CPU s) | `--processes 2`: s (CPU s) | speed-up "
+             "| `--cluster`, 2 Scrapyd nodes on this machine: s (the coordinator's CPU s) |",
+             "|---|---|---|---|---|"]
     for run in results["runs"]:
         one, two = run["processes_1"], run["processes_2"]
         lines.append(f"| {run['size']:,} | {one['seconds']:.1f} ({one['cpu_seconds']:.1f}) | "
-                     f"{two['seconds']:.1f} ({two['cpu_seconds']:.1f}) | {run['speedup']:.2f} × |")
+                     f"{two['seconds']:.1f} ({two['cpu_seconds']:.1f}) | {run['speedup']:.2f} × | "
+                     + (f"{run['cluster']['seconds']:.1f} ({run['cluster']['cpu_seconds']:.1f}) |" if "cluster" in run else "- |"))
     ceiling = results["writer_ceiling"]
     lines += ["", f"The writer's ceiling: {ceiling['posts_per_s']:,.0f} posts/s ({ceiling['posts']:,} posts of "
               f"{ceiling['words_per_post']:.0f} words, saved with their first version and indexed for search, "
