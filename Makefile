@@ -42,10 +42,12 @@ demo: install
 test: install $(PYWB_VENV)/.installed
 	BLOGARCHIVE_PYWB=$(abspath $(PYWB_VENV))/bin $(BIN)/python -m pytest
 
-# By hand, never in CI: synthetic blogs on 127.0.0.1; writes docs/benchmarks.md and bench/results.json.
+# By hand, never in CI: synthetic blogs on 127.0.0.1; writes docs/benchmarks.md and bench/results.json,
+# then docs/scaling.md's figures and bench/scaling.json.
 bench: install
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench.run --sizes $(BENCH_SIZES)
+	$(BIN)/python -m bench.scaling --sizes $(BENCH_SIZES)
 
 # By hand: crawl every blog of tests/corpus and ../shared/fixtures/real-blogs, score each field against
 # its authors' sources; writes docs/fidelity.md (FIDELITY_ARGS="--json fidelity.json --verbose" for the mismatches).

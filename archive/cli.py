@@ -6,29 +6,27 @@ reactor cannot restart, and this package never imports Scrapy).
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import click
 
 from . import (
     ArchiveError,
     ensure_source,
-    get_run,
     list_runs,
     list_sources,
     open_archive,
     search_posts,
 )
 from .backup import backup_archive
+from .cluster import ClusterConfig, ClusterUnavailable
 from .db import check_writable
 from .history import NoPost, diff_versions, list_versions
+from .launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_crawl
 from .lock import CrawlLocked, acquire_lock, release_lock
 from .revisit import revisit_summary
 from .sources import parse_setting, set_source_settings
@@ -78,6 +76,12 @@ def cli() -> None:
 @click.option("--delay", type=click.FloatRange(min=0), help="Seconds between requests to one host (default 1, with AutoThrottle); a source's own delay wins.")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Requests at once per host (default 2).")
 @click.option("--max-pages", type=click.IntRange(min=1), help="Pages fetched at most per source (default 10000).")
+@click.option("--processes", default="1", show_default=True, callback=lambda ctx, param, value: _processes(value),
+              help="Crawl processes, the sources split among them by host; auto: one per core.")
+@click.option("--cluster", "cluster_config", type=click.Path(dir_okay=False),
+              help="Crawl on a cluster of Scrapyd nodes with Redis as the hub, as this TOML file says (docs/scaling.md).")
+@click.option("--scrapyd", "nodes", multiple=True, metavar="URL", help="A Scrapyd node of the cluster (repeatable; with --redis).")
+@click.option("--redis", "redis_url", metavar="URL", help="The cluster's Redis (redis://HOST:PORT/DB; with --scrapyd).")
 @click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
 @click.option("--full", is_flag=True, help="Rediscover everything as a first crawl does, without validators.")
 @click.option("--dry-run", is_flag=True, help="List what the run would request and why; fetch and write nothing.")
@@ -86,7 +90,8 @@ def cli() -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Show Scrapy's log.")
 @db_option
 def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
-          concurrency: int | None, max_pages: int | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
+          concurrency: int | None, max_pages: int | None, processes: int, cluster_config: str | None,
+          nodes: tuple[str, ...], redis_url: str | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
           log_file: str | None, verbose: bool, db_path: str) -> None:
     """Crawl blogs into the archive.
 
@@ -123,77 +128,57 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
     try:
         if stale:
             click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
-        _crawl(urls, host_map, delay, concurrency, max_pages, "recheck" if recheck else "full" if full else None,
-               quiet, log_file, verbose, db_path, lock)
+        options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages,
+                               mode="recheck" if recheck else "full" if full else None,
+                               quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
+                               on_progress=None if quiet else lambda line: click.echo(line, err=True),
+                               cluster=_cluster(cluster_config, nodes, redis_url))
+        _report(_launch(db_path, urls, options, lock))
     finally:
         release_lock(lock)
 
 
-def _crawl(urls: tuple[str, ...], host_map: dict[str, str], delay: float | None, concurrency: int | None,
-           max_pages: int | None, mode: str | None, quiet: bool, log_file: str | None, verbose: bool,
-           db_path: str, lock: int, extra: dict[str, str] | None = None) -> None:
+def _processes(value: str) -> int:
+    if value == "auto":
+        return os.cpu_count() or 1
+    if not value.isdigit() or int(value) < 1:
+        raise click.BadParameter(f"a number of processes (1 or more) or auto, not {value!r}", param_hint="--processes")
+    return int(value)
+
+
+def _cluster(path: str | None, nodes: tuple[str, ...], redis_url: str | None) -> ClusterConfig | None:
+    if path and (nodes or redis_url):
+        raise click.UsageError("--cluster excludes --scrapyd and --redis")
+    if path:
+        try:
+            return ClusterConfig.load(path)
+        except ValueError as e:
+            raise ConfigError(str(e)) from e
+    if bool(nodes) != bool(redis_url):
+        raise click.UsageError("--scrapyd and --redis go together")
+    return ClusterConfig(redis=redis_url, nodes=list(nodes)) if redis_url else None
+
+
+def _launch(db_path: str, urls: tuple[str, ...], options: CrawlOptions, lock: int) -> CrawlOutcome:
     try:
-        db = open_archive(db_path)
+        return run_crawl(db_path, urls, options, lock=lock)
     except ArchiveError as e:
         raise ConfigError(str(e)) from e
-    try:
-        with db.atomic():  # all the sources or none: a command that fails changes nothing
-            for url in urls:
-                ensure_source(db, url)
-    except ValueError as e:
+    except ClusterUnavailable as e:
         raise ConfigError(str(e)) from e
-    last_run = db.execute("select coalesce(max(id), 0) from crawl_runs").fetchone()[0]
-    slots = _source_delays(db, host_map)
-    db.close()
-    settings = {"ARCHIVE_PATH": os.path.abspath(db_path), "LOG_LEVEL": "INFO" if verbose or log_file else "WARNING",
-                "ARCHIVE_LOCK_FD": str(lock)}
-    if quiet:
-        settings["ARCHIVE_PROGRESS_INTERVAL"] = "0"
-        if not log_file:
-            settings["LOG_LEVEL"] = "ERROR"
-    if log_file:
-        settings["LOG_FILE"] = os.path.abspath(log_file)
-    if host_map:
-        settings["ARCHIVE_MAP_HOSTS"] = json.dumps(host_map)
-    if delay is not None:
-        settings["DOWNLOAD_DELAY"] = str(delay)
-        settings["AUTOTHROTTLE_ENABLED"] = "1" if delay else "0"
-    if slots:
-        settings["DOWNLOAD_SLOTS"] = json.dumps(slots)
-    if concurrency:
-        settings["CONCURRENT_REQUESTS_PER_DOMAIN"] = str(concurrency)
-        settings["CONCURRENT_REQUESTS"] = str(max(16, concurrency))
-    if max_pages:
-        settings["ARCHIVE_MAX_PAGES"] = str(max_pages)
-    settings.update(extra or {})
-    command = [sys.executable, "-m", "scrapy", "crawl", "blog"]
-    if urls:
-        command += ["-a", "url=" + " ".join(urls)]
-    if mode:
-        command += ["-a", f"mode={mode}"]
-    for key, value in settings.items():
-        command += ["-s", f"{key}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
-    started = time.monotonic()
-    returncode = _run_forwarding_signals(command, env, lock)
-    db = _open(db_path)
-    runs = [r for r in list_runs(db, limit=1) if r["id"] > last_run]
-    if not runs:
-        raise click.ClickException(f"the crawl did not start (exit code {returncode})")
-    run = get_run(db, runs[0]["id"])
+    except CrawlFailed as e:
+        raise click.ClickException(str(e)) from e
+
+
+def _report(outcome: CrawlOutcome) -> None:
+    """The summary, the failed sources, and the exit code."""
+    run = outcome.run
     if run["status"] == "running":
         click.echo(f"Error: run {run['id']} stopped without closing (see its log); what it saved is kept", err=True)
-    click.echo(
-        f"run {run['id']} {run['status']}: posts {run['posts_new']} new, {run['posts_updated']} updated, "
-        f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {run['errors']} errors, "
-        f"{time.monotonic() - started:.1f} seconds; {run['requests'] or 0} requests, "
-        f"{run['not_modified'] or 0} not modified, {run['extractions'] or 0} extractions, {run['versions'] or 0} new versions"
-    )
-    run_sources = set(json.loads(run["sources"] or "[]"))
-    failed = [s for s in list_sources(db) if s["id"] in run_sources and s["last_status"] == "failed"]
-    for source in failed:
+    click.echo(outcome.summary())
+    for source in outcome.failed:
         click.echo(f"Error: {source['name']}: the crawl failed (see crawl_errors of run {run['id']})", err=True)
-    if returncode or run["status"] != "finished" or failed:
+    if not outcome.ok:
         sys.exit(1)
 
 
@@ -211,32 +196,6 @@ def _dry_run(urls: tuple[str, ...], mode: str, db_path: str) -> None:
     requests = [r for r in planned if not r["why"].startswith("fresh until")]
     sources = len({r["source"] for r in planned})
     click.echo(f"{len(requests)} requests at least for {sources} sources (and the posts their feeds and sitemaps announce)")
-
-
-def _source_delays(db: Any, host_map: dict[str, str]) -> dict[str, dict[str, float]]:
-    """Scrapy download slots for the sources that have their own delay."""
-    slots = {}
-    for source in db.query("select scope, delay from sources where delay is not null and enabled = 1"):
-        host = host_of(source["scope"])
-        fetched_from = host_map.get(host)
-        slot = (urlsplit(fetched_from).hostname if fetched_from else host.split(":")[0]) or host
-        slots[slot] = {"delay": source["delay"]}
-    return slots
-
-
-def _run_forwarding_signals(command: list[str], env: dict[str, str], lock: int) -> int:
-    """Run the crawl in its own session; pass SIGTERM and SIGINT on, so it stops cleanly."""
-    proc = subprocess.Popen(command, env=env, pass_fds=(lock,), start_new_session=True)
-
-    def forward(signum: int, frame: Any) -> None:
-        proc.send_signal(signum)
-
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        return proc.wait()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 @cli.command()
@@ -652,8 +611,9 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
         finally:
             db.close()
         handlers = {"file": None, "data": None, "ftp": None, "s3": None, "http": REPLAY_HANDLER, "https": REPLAY_HANDLER}
-        _crawl(tuple(sources), _replay_hosts(list(sources.values())), 0, 16, None, "full", quiet, None, False, db_path,
-               lock, extra={"DOWNLOAD_HANDLERS": json.dumps(handlers)})
+        options = CrawlOptions(host_map=_replay_hosts(list(sources.values())), delay=0, concurrency=16, mode="full",
+                               quiet=quiet, settings={"DOWNLOAD_HANDLERS": json.dumps(handlers)})
+        _report(_launch(db_path, tuple(sources), options, lock))
     finally:
         release_lock(lock)
 

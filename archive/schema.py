@@ -249,6 +249,13 @@ def add_source_hosts(db: Database) -> None:
     db["sources"].add_column("hosts", str)
 
 
+@migrations()
+def add_cluster_ingest(db: Database) -> None:
+    # The last entry of a cluster run's result stream whose writes are committed here
+    # (archive.cluster), in the same transaction: a coordinator that restarts skips the entries before it.
+    db["cluster_ingest"].create({"stream": str, "last_id": str}, pk="stream")
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     migrations.apply(db)

@@ -109,22 +109,36 @@ def start_run(db: Database, source_ids: list[int]) -> int:
     return int(table.last_pk)
 
 
-def finish_run(db: Database, run_id: int, *, status: str, seconds: float, pages: int) -> None:
-    """Close a run with its status and totals (post counts are kept as posts are saved)."""
+def finish_run(db: Database, run_id: int, *, status: str, seconds: float, pages: int | None = None) -> None:
+    """Close a run with its status and totals (post counts are kept as posts are saved; pages too, without ``pages``)."""
     with db.atomic():
         errors = db.execute(
             "select count(*) from crawl_errors where run_id = ?", [run_id]
         ).fetchone()[0]
-        db["crawl_runs"].update(
-            run_id,
-            {
-                "finished_at": utcnow(),
-                "status": status,
-                "seconds": round(seconds, 3),
-                "pages": pages,
-                "errors": errors,
-            },
-        )
+        fields = {"finished_at": utcnow(), "status": status, "seconds": round(seconds, 3), "errors": errors}
+        if pages is not None:
+            fields["pages"] = pages
+        db["crawl_runs"].update(run_id, fields)
+
+
+def run_status(reason: str) -> str:
+    """A run's status from its crawl's finish reason (Scrapy's: ``finished``, ``shutdown``, ...)."""
+    return {"finished": "finished", "shutdown": "interrupted"}.get(reason, reason)
+
+
+def add_run_totals(db: Database, run_id: int, *, mode: str | None, sources: list[int], **counts: int) -> None:
+    """Add one crawl process's counts (``pages``, ``requests``, ...) and sources to its run."""
+    row = db["crawl_runs"].get(run_id)
+    fields: dict[str, Any] = {key: (row[key] or 0) + value for key, value in counts.items()}
+    fields["sources"] = json.dumps(sorted(set(json.loads(row["sources"] or "[]")) | set(sources)))
+    fields["mode"] = mode
+    db["crawl_runs"].update(run_id, fields)
+
+
+def ensure_sources(db: Database, urls: list[str]) -> list[dict[str, Any]]:
+    """``ensure_source`` for each URL, in one transaction."""
+    with db.atomic():
+        return [ensure_source(db, url) for url in urls]
 
 
 def content_hash(post: dict[str, Any]) -> str:

@@ -2,9 +2,11 @@
 
 The store pipeline owns the run: it records it in ``crawl_runs`` when the
 spider opens and closes it with totals and the sources' status at the end.
+With ``ARCHIVE_RUN_ID`` (``blogarchive crawl --processes N``), the run is
+blogarchive's: the pipeline adds its totals and sources' status to it, and
+blogarchive closes it when every crawl process has.
 """
 
-import json
 import logging
 import sqlite3
 import time
@@ -17,6 +19,8 @@ from scrapy.exceptions import CloseSpider, DropItem
 
 from archive import (
     ArchiveError,
+    add_run_totals,
+    run_status,
     finish_run,
     save_alias,
     save_error,
@@ -29,11 +33,10 @@ from archive.db import utcnow
 from archive.urls import normalize_url
 
 from .items import BlogPost, CrawlError, PageRecord, PostAlias, SourceUpdate
-from .store import ArchiveStore, ArchiveUnwritable
+from .store import ArchiveStore, ArchiveUnwritable, Write
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from sqlite_utils import Database
 
 logger = logging.getLogger(__name__)
 # Errors that mean a source was not crawled as it should have been.
@@ -61,6 +64,7 @@ class ArchivePipeline:
         self.crawler = crawler
         self.store = ArchiveStore.of(crawler)
         self.run_id = 0
+        self.owns_run = True  # False: blogarchive crawl --processes N opened it, and closes it
         self.started = 0.0
         self.errors: Counter[int] = Counter()
         self.sources: set[int] = set()
@@ -77,10 +81,13 @@ class ArchivePipeline:
         return pipeline
 
     def open_spider(self) -> None:
+        given = self.crawler.settings.getint("ARCHIVE_RUN_ID")
         try:
-            self.run_id = self.store.write_now(start_run, [])  # committed at once: the run shows while it runs
+            # committed at once: the run shows while it runs
+            self.run_id = given or self.store.write_now(start_run, [])
         except ArchiveError as e:
             raise CloseSpider(str(e)) from e
+        self.owns_run = not given
         self.started = time.monotonic()
         self.crawler.stats.set_value("archive/run_id", self.run_id)
 
@@ -90,29 +97,29 @@ class ArchivePipeline:
         # Saved in the writer thread (crawler.store), in the order items come;
         # a disk that is full or read-only there stops the crawl.
         held = len(getattr(item, "text", None) or "") + len(getattr(item, "markdown", None) or "")
-        self.store.write(self._save, item, held=held)
+        self.store.apply(self._save, item, held=held)
         return item
 
-    def _save(self, db: "Database", item: Any) -> None:
+    def _save(self, run: "Write", item: Any) -> None:
         stats = self.crawler.stats
         if isinstance(item, BlogPost):
             post = ItemAdapter(item).asdict()
             post["aliases"] = (post.get("aliases") or []) + self.waiting.pop(normalize_url(item.url), [])
             try:
-                outcome = save_post(db, post, run_id=self.run_id)
+                outcome = run(save_post, post, run_id=self.run_id)
             except ValueError as e:
-                save_error(db, run_id=self.run_id, source_id=item.source_id, url=item.url, kind="data", message=str(e))
+                run(save_error, run_id=self.run_id, source_id=item.source_id, url=item.url, kind="data", message=str(e))
                 logger.warning("not saved: %s", e)
                 return
             stats.inc_value(f"archive/posts_{outcome}")
         elif isinstance(item, PostAlias):
-            if not save_alias(db, item.alias, item.url, item.why):
+            if not run(save_alias, item.alias, item.url, item.why):
                 self.waiting.setdefault(normalize_url(item.url), []).append({"alias": item.alias, "why": item.why})
         elif isinstance(item, PageRecord):
-            save_page(db, ItemAdapter(item).asdict(), run_id=self.run_id)
+            run(save_page, ItemAdapter(item).asdict(), run_id=self.run_id)
             stats.inc_value(f"archive/pages_{item.kind}")
         elif isinstance(item, CrawlError):
-            save_error(db, run_id=self.run_id, **ItemAdapter(item).asdict())
+            run(save_error, run_id=self.run_id, **ItemAdapter(item).asdict())
             if item.kind in TOLD_KINDS:
                 logger.error("%s: %s (%s)", item.url, item.message, item.kind)
             stats.inc_value("archive/errors")
@@ -123,7 +130,7 @@ class ArchivePipeline:
         elif isinstance(item, SourceUpdate):
             fields = {k: v for k, v in ItemAdapter(item).asdict().items() if v is not None and k != "source_id"}
             if fields:
-                update_source(db, item.source_id, **fields)
+                run(update_source, item.source_id, **fields)
         source_id = getattr(item, "source_id", None)
         if source_id:
             self.sources.add(source_id)
@@ -132,12 +139,14 @@ class ArchivePipeline:
         if not self.run_id or self.store.fatal:
             return
         try:
-            self.store.write_now(self._close_run, reason, time.monotonic() - self.started)
+            self.store.apply_now(self._close_run, reason, time.monotonic() - self.started)
         except (sqlite3.OperationalError, ArchiveUnwritable) as e:
             logger.error("the run could not be closed in the archive: %s", e)
+            return
+        if self.store.remote:
+            self.store.remote.tell("closed", reason)  # blogarchive closes the run when every process has
 
-    def _close_run(self, db: "Database", reason: str, seconds: float) -> None:
-        status = {"finished": "finished", "shutdown": "interrupted"}.get(reason, reason)
+    def _close_run(self, run: "Write", reason: str, seconds: float) -> None:
         now = utcnow()
         for source_id in self.sources:
             if source_id in self.failed:
@@ -146,12 +155,19 @@ class ArchivePipeline:
                 source_status = f"ok, {self.errors[source_id]} errors"
             else:
                 source_status = "ok"
-            update_source(db, source_id, last_crawl_at=now, last_status=source_status)
-        db["crawl_runs"].update(self.run_id, {"sources": json.dumps(sorted(self.sources))})
-        finish_run(
-            db,
+            run(update_source, source_id, last_crawl_at=now, last_status=source_status)
+        get = self.crawler.stats.get_value
+        run(
+            add_run_totals,
             self.run_id,
-            status=status,
-            seconds=seconds,
-            pages=self.crawler.stats.get_value("response_received_count", 0),
+            mode=getattr(self.crawler.spider, "mode", None),
+            sources=sorted(self.sources),
+            pages=get("response_received_count", 0),
+            requests=get("revisit/requests", 0),
+            not_modified=sum(get(f"revisit/{k}", 0) for k in ("not_modified", "fresh", "same_body")),
+            extractions=get("extract/count", 0),
+            versions=get("archive/versions", 0),
         )
+        if self.owns_run:
+            run(finish_run, self.run_id, status=run_status(reason), seconds=seconds)
+

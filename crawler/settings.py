@@ -38,6 +38,18 @@ ARCHIVE_RETRY_AFTER_MAX = 120.0
 # A descriptor, inherited from `blogarchive crawl`, that holds the archive's
 # crawl lock; unset, the crawl takes the lock itself.
 ARCHIVE_LOCK_FD = None
+# Set by `blogarchive crawl --processes N` for each of its crawl processes: the
+# run it opened (the process adds to it, blogarchive closes it), and a socket
+# to blogarchive, the archive's one writer, through which every write goes.
+ARCHIVE_RUN_ID = None
+ARCHIVE_WRITER_FD = None
+# Set by `blogarchive crawl --cluster` for each job it schedules on a Scrapyd
+# node: the run's keys in Redis (REDIS_URL, scrapy-redis's setting), the job,
+# the host it leases, and the lease's length in seconds (renewed every second).
+ARCHIVE_CLUSTER_KEY = None
+ARCHIVE_CLUSTER_JOB = None
+ARCHIVE_CLUSTER_HOST = None
+ARCHIVE_CLUSTER_LEASE = 30.0
 # Worker processes that extract posts (trafilatura), off the crawl's own
 # process; 0 extracts inline, in the crawl's process.
 ARCHIVE_EXTRACT_WORKERS = os.cpu_count() or 1

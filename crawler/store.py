@@ -5,21 +5,27 @@ The spider, the conditional-request middleware and the pipelines all use
 
 - ``store.db`` is a connection for reads, in the reactor thread. It sees what
   earlier runs and the committed batches of this one wrote.
-- ``store.write(fn, ...)`` runs ``fn(db, ...)`` in the writer thread, on the
-  writer's own connection, in the order the calls were made, and returns at
-  once. The writes go in one transaction that is committed every
-  ``ARCHIVE_COMMIT_INTERVAL`` seconds (or every MAX_BATCH writes, if sooner)
-  and when the engine stops.
+- ``store.write(fn, ...)`` runs the archive function ``fn(db, ...)`` in the
+  writer thread, in the order the calls were made, and returns at once.
+  ``store.apply(step, ...)`` runs ``step(run, ...)`` there, where ``run(fn,
+  ...)`` is such a write: for a save made of several writes.
 - ``store.write_now(fn, ...)`` does the same, waits, commits, and returns what
   ``fn`` returned: for the few writes a crawl needs done before it goes on.
 
+The writes go through the archive's one writer (``archive.writer``): in this
+process, or, when ``ARCHIVE_WRITER_FD`` names a socket, in ``blogarchive
+crawl --processes N``, which serves the writes of all its crawl processes;
+in a cluster job (``ARCHIVE_CLUSTER_KEY``), in the job's plan and in the
+coordinator, through Redis (``crawler.cluster``).
+The writes go in one transaction that is committed every
+``ARCHIVE_COMMIT_INTERVAL`` seconds (or every MAX_BATCH writes, if sooner)
+and when the engine stops.
+
 SQLite does its work (full-text indexing above all) without holding the GIL,
 so the archive is written while the reactor thread goes on crawling, and one
-commit covers a second of work instead of one commit per item. Each save
-still runs in its own savepoint (sqlite-utils' ``atomic()`` nests), so a save
-that fails leaves nothing half-written. A crash loses at most the batch not
-yet committed; the records of those fetches are in the same batch, so the
-next run fetches those pages again.
+commit covers a second of work instead of one commit per item. A crash loses
+at most the batch not yet committed; the records of those fetches are in the
+same batch, so the next run fetches those pages again.
 
 A write that finds the archive unwritable (disk full, read-only, I/O error)
 commits what can be committed, stops the crawl, and every later write is
@@ -29,8 +35,10 @@ skipped.
 import asyncio
 import logging
 import sqlite3
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -38,6 +46,9 @@ from scrapy import signals
 from twisted.internet import task
 
 from archive import open_archive
+from archive.writer import ArchiveUnwritable, ArchiveWriter
+
+from .cluster import ClusterWriter
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -46,19 +57,55 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+# What a step of ``ArchiveStore.apply`` gets: ``run(fn, *args, **kwargs)`` makes one write.
+Write = Callable[..., Any]
 # Writes queued at most before the reactor thread waits for the writer (a slow disk), and
 # bytes they hold at most (captures' bodies, posts' texts: a few huge pages fill it first).
 MAX_BACKLOG = 1000
 MAX_BACKLOG_BYTES = 48 * 1024 * 1024
-# Writes in one transaction at most: a fast crawl commits sooner than every interval,
-# so that what a crash or a full disk can take back stays small.
-MAX_BATCH = 25
 
 _stores: "WeakKeyDictionary[Crawler, ArchiveStore]" = WeakKeyDictionary()
 
+__all__ = ["ArchiveStore", "ArchiveUnwritable", "Write"]
 
-class ArchiveUnwritable(Exception):
-    """A write was skipped: the archive could not be written earlier in the crawl."""
+
+class RemoteWriter:
+    """The archive's writer in ``blogarchive crawl --processes N``, over the socket ``fd``."""
+
+    def __init__(self, fd: int):
+        self.conn = Connection(fd)
+        self.fatal: str | None = None
+        self._sending = threading.Lock()  # progress lines are sent from the reactor thread
+
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return self._ask(("run", fn, args, kwargs))
+
+    def commit(self) -> None:
+        self._ask(("commit",))
+
+    def tell(self, *message: Any) -> None:
+        """Send a message that has no answer (progress, the crawl's end); none if the writer is gone."""
+        try:
+            self._send(message)
+        except OSError:
+            pass  # every write says so
+
+    def _send(self, message: tuple[Any, ...]) -> None:
+        with self._sending:
+            self.conn.send(message)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _ask(self, message: tuple[Any, ...]) -> Any:
+        try:
+            self._send(message)
+            status, value = self.conn.recv()
+        except (EOFError, OSError) as e:
+            raise ArchiveUnwritable(f"the archive's writer is gone ({e or 'connection closed'})") from e
+        if status == "error":
+            raise value
+        return value
 
 
 class ArchiveStore:
@@ -66,9 +113,16 @@ class ArchiveStore:
         self.crawler = crawler
         self.path: str = crawler.settings.get("ARCHIVE_PATH")
         self.interval = crawler.settings.getfloat("ARCHIVE_COMMIT_INTERVAL")
+        writer_fd = crawler.settings.get("ARCHIVE_WRITER_FD")
+        self.remote: RemoteWriter | ClusterWriter | None = None
+        if writer_fd:
+            self.remote = RemoteWriter(int(writer_fd))
+        elif crawler.settings.get("ARCHIVE_CLUSTER_KEY"):
+            self.remote = ClusterWriter(crawler.settings)
+            self.path = self.remote.path  # the job's plan
         self.fatal: str | None = None  # why the archive cannot be written any more
         self._reader: "Database | None" = None
-        self._writer: "Database | None" = None  # used in the writer thread only
+        self._writer: ArchiveWriter | RemoteWriter | ClusterWriter | None = None  # used in the writer thread only
         self._executor: ThreadPoolExecutor | None = None
         self._timer: task.LoopingCall | None = None
         self._last: Future | None = None
@@ -76,7 +130,6 @@ class ArchiveStore:
         self._done = 0  # writes finished (writer thread)
         self._queued_bytes = 0  # what they hold (reactor thread)
         self._done_bytes = 0  # (writer thread)
-        self._batched = 0  # writes in the open transaction (writer thread)
 
     @classmethod
     def of(cls, crawler: "Crawler") -> "ArchiveStore":
@@ -101,19 +154,28 @@ class ArchiveStore:
     # -- writes (called in the reactor thread) ----------------------------------------
 
     def write(self, fn: Callable[..., T], *args: Any, held: int = 0, **kwargs: Any) -> "Future[T]":
-        """Run ``fn(db, *args, **kwargs)`` in the writer thread, after every earlier write
+        """Run the archive function ``fn(db, *args, **kwargs)`` in the writer thread, after every earlier write
         (``held``: the bytes its arguments hold until it is done)."""
+        return self.apply(lambda run: run(fn, *args, **kwargs), held=held)
+
+    def apply(self, step: Callable[..., T], *args: Any, held: int = 0) -> "Future[T]":
+        """Run ``step(run, *args)`` in the writer thread, after every earlier write; ``run(fn, ...)`` is a write.
+        ``held``: the bytes its arguments hold until it is done."""
         backlog = self._queued - self._done > MAX_BACKLOG or self._queued_bytes - self._done_bytes > MAX_BACKLOG_BYTES
         if self._last is not None and backlog:
             self._last.exception()  # wait until the writer catches up
         self._queued += 1
         self._queued_bytes += held
-        self._last = self._submit(self._run, fn, args, kwargs, held)
+        self._last = self._submit(self._run, step, args, held)
         return self._last
 
     def write_now(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``write``, waited for and committed; what ``fn`` returned (or raised)."""
-        future = self.write(fn, *args, **kwargs)
+        return self.apply_now(lambda run: run(fn, *args, **kwargs))
+
+    def apply_now(self, step: Callable[..., T], *args: Any) -> T:
+        """``apply``, waited for and committed; what ``step`` returned (or raised)."""
+        future = self.apply(step, *args)
         self.commit().result()
         return future.result()
 
@@ -142,46 +204,30 @@ class ArchiveStore:
 
     # -- the writer thread --------------------------------------------------------------
 
-    def _run(self, fn: Callable[..., T], args: tuple, kwargs: dict[str, Any], held: int = 0) -> T:
+    def _run(self, step: Callable[..., T], args: tuple, held: int = 0) -> T:
         try:
             if self.fatal:
                 raise ArchiveUnwritable(self.fatal)
             if self._writer is None:
-                self._writer = open_archive(self.path)
-            if not self._writer.conn.in_transaction:
-                self._writer.conn.execute("BEGIN IMMEDIATE")
-                self._batched = 0
-            result = fn(self._writer, *args, **kwargs)
-            self._batched += 1
-            if self._batched >= MAX_BATCH:
-                self._commit()
-            return result
-        except sqlite3.OperationalError as e:
-            self._fail(e)
-            raise
-        except ArchiveUnwritable:
+                self._writer = self.remote or ArchiveWriter(self.path)
+            return step(self._writer.run, *args)
+        except (sqlite3.OperationalError, ArchiveUnwritable) as e:
+            self._fail(str(e))
             raise
         except Exception:
-            logger.exception("writing to the archive failed: %s", getattr(fn, "__qualname__", fn))
+            logger.exception("writing to the archive failed: %s", getattr(step, "__qualname__", step))
             self.crawler.stats.inc_value("archive/write_errors")
             raise
         finally:
             self._done += 1
             self._done_bytes += held
 
-    def _fail(self, error: sqlite3.OperationalError) -> None:
-        """Keep what the batch holds if it can be kept, then stop the crawl."""
-        assert self._writer is not None
-        conn = self._writer.conn
-        if conn.in_transaction:
-            try:
-                conn.commit()  # the saves before the failing one are whole
-            except sqlite3.OperationalError:
-                conn.rollback()
+    def _fail(self, error: str) -> None:
+        """The writer kept what could be kept: stop the crawl."""
         if self.fatal is None:
-            self.fatal = str(error)
+            self.fatal = error
             logger.error("the archive cannot be written (%s); stopping the crawl", error)
-            self.crawler.stats.set_value("archive/fatal", str(error))
+            self.crawler.stats.set_value("archive/fatal", error)
             from twisted.internet import reactor
 
             reactor.callFromThread(self._stop_crawl)
@@ -191,20 +237,22 @@ class ArchiveStore:
             asyncio.ensure_future(self.crawler.engine.close_spider_async(reason="archive_unwritable"))
 
     def _commit(self) -> None:
-        if self._writer is None or not self._writer.conn.in_transaction:
+        if self._writer is None or self.fatal:
             return
         try:
-            self._writer.conn.commit()
+            self._writer.commit()
+        except (sqlite3.OperationalError, ArchiveUnwritable) as e:
+            self._fail(str(e))
+            return
+        if self._writer.fatal:
+            self._fail(self._writer.fatal)
+        else:
             self.crawler.stats.inc_value("archive/commits")
-        except sqlite3.OperationalError as e:
-            self._fail(e)
 
     def _close_writer(self) -> None:
         if self._writer is not None:
             try:
                 self._commit()
             finally:
-                if self._writer.conn.in_transaction:
-                    self._writer.conn.rollback()
                 self._writer.close()
                 self._writer = None

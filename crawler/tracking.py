@@ -5,8 +5,7 @@
   ``ARCHIVE_LOCK_FD``, and marks runs left ``running`` by a dead crawl as
   interrupted.
 - ``HistoryPipeline`` (after the store pipeline) records a version of each
-  saved post that changed, marks posts gone, notes processed bodies, and
-  writes the run's request and revisit counts.
+  saved post that changed, marks posts gone, and notes processed bodies.
 - ``ProcessedMiddleware`` yields a ``Processed`` item after the last item of
   every callback, so a resumed run knows which bodies were fully archived.
 """
@@ -15,7 +14,6 @@ import logging
 from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 
@@ -32,25 +30,26 @@ from archive.revisit import mark_processed
 
 from .conditional import SHA
 from .items import BlogPost, PostGone, Processed
-from .store import ArchiveStore, ArchiveUnwritable
+from .store import ArchiveStore, Write
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from sqlite_utils import Database
 
 logger = logging.getLogger(__name__)
 
 
 class LockPipeline:
-    def __init__(self, path: str, fd: int | None):
+    def __init__(self, path: str, fd: int | None, *, run_given: bool = False):
         self.path = path
         self.fd = fd
         self.owned = False
+        self.run_given = run_given  # blogarchive opened the run, after closing the stale ones
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "LockPipeline":
         fd = crawler.settings.get("ARCHIVE_LOCK_FD")
-        return cls(crawler.settings.get("ARCHIVE_PATH"), int(fd) if fd not in (None, "") else None)
+        return cls(crawler.settings.get("ARCHIVE_PATH"), int(fd) if fd not in (None, "") else None,
+                   run_given=bool(crawler.settings.getint("ARCHIVE_RUN_ID")))
 
     def open_spider(self) -> None:
         try:
@@ -61,6 +60,8 @@ class LockPipeline:
                     logger.warning("took over the crawl lock of pid %s, which is no longer running", stale)
             else:
                 adopt_lock(self.fd)
+            if self.run_given:
+                return
             db = open_archive(self.path)
         except (CrawlLocked, ArchiveError) as e:
             raise CloseSpider(str(e)) from e
@@ -86,20 +87,18 @@ class HistoryPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "HistoryPipeline":
-        pipeline = cls(crawler)
-        crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
-        return pipeline
+        return cls(crawler)
 
     def process_item(self, item: Any) -> Any:
         if isinstance(item, (BlogPost, PostGone, Processed)):
-            self.store.write(self._save, item)  # after the item's own save (crawler.store)
+            self.store.apply(self._save, item)  # after the item's own save (crawler.store)
         return item
 
-    def _save(self, db: "Database", item: Any) -> None:
+    def _save(self, run: Write, item: Any) -> None:
         stats = self.crawler.stats
         if isinstance(item, BlogPost):
             try:
-                change = record_version(db, item.url, run_id=stats.get_value("archive/run_id"))
+                change = run(record_version, item.url, run_id=stats.get_value("archive/run_id"))
             except NoPost:
                 return  # not saved (its error is recorded)
             if change:
@@ -107,31 +106,11 @@ class HistoryPipeline:
                 if change != "new":
                     logger.info("new version of %s: %s", item.url, change)
         elif isinstance(item, PostGone):
-            if mark_gone(db, item.url):
+            if run(mark_gone, item.url):
                 stats.inc_value("archive/posts_gone")
                 logger.info("gone: %s", item.url)
         elif isinstance(item, Processed):
-            mark_processed(db, item.url, item.sha256)
-
-    def spider_closed(self, reason: str) -> None:
-        if self.crawler.stats.get_value("archive/run_id") and not self.store.fatal:
-            try:
-                self.store.write_now(self._totals)
-            except ArchiveUnwritable:
-                pass  # the crawl stopped for that, and said so
-
-    def _totals(self, db: "Database") -> None:
-        get = self.crawler.stats.get_value
-        db["crawl_runs"].update(
-            get("archive/run_id"),
-            {
-                "mode": getattr(self.crawler.spider, "mode", None),
-                "requests": get("revisit/requests", 0),
-                "not_modified": sum(get(f"revisit/{k}", 0) for k in ("not_modified", "fresh", "same_body")),
-                "extractions": get("extract/count", 0),
-                "versions": get("archive/versions", 0),
-            },
-        )
+            run(mark_processed, item.url, item.sha256)
 
 
 class ProcessedMiddleware:

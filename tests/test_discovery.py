@@ -107,9 +107,12 @@ def test_an_alias_found_before_its_post_is_saved_is_kept(tmp_path):
     db = open_archive(tmp_path / "archive.db")
     source_id = ensure_source(db, "http://blog.test/")["id"]
     pipeline = ArchivePipeline(get_crawler(settings_dict={"ARCHIVE_PATH": str(tmp_path / "archive.db")}))
-    pipeline._save(db, PostAlias(source_id, "http://blog.test/old/", "http://blog.test/p/1/", "redirect 301"))
+    def run(fn, *args, **kwargs):
+        return fn(db, *args, **kwargs)
+
+    pipeline._save(run, PostAlias(source_id, "http://blog.test/old/", "http://blog.test/p/1/", "redirect 301"))
     assert db["post_aliases"].count == 0
-    pipeline._save(db, BlogPost("http://blog.test/p/1/", source_id, title="One", text="The post."))
+    pipeline._save(run, BlogPost("http://blog.test/p/1/", source_id, title="One", text="The post."))
     assert [(a["alias"], a["why"]) for a in db["post_aliases"].rows] == [("http://blog.test/old/", "redirect 301")]
 
 

@@ -2,7 +2,6 @@
 whatever a site does, the crawl records it, keeps what it can, and goes on."""
 
 import random
-import resource
 import socket
 import sqlite3
 import subprocess
@@ -81,19 +80,25 @@ def routes() -> dict:
     }
 
 
+# Runs its arguments, then prints the largest resident set of any process below it (in kB):
+# this crawl's processes only, not those of the tests before it.
+MEASURED = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(code)")
+
+
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory):
     db = tmp_path_factory.mktemp("faults") / "faults.db"
     with FaultServer(routes()) as server:
         proc = subprocess.run(
-            [sys.executable, "-m", "scrapy", "crawl", "blog", "-a", f"url=http://{HOST}/",
+            [sys.executable, "-c", MEASURED, sys.executable, "-m", "scrapy", "crawl", "blog", "-a", f"url=http://{HOST}/",
              "-s", f"ARCHIVE_PATH={db}", "-s", f'ARCHIVE_MAP_HOSTS={{"{HOST}": "{server.base}"}}',
              "-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=0", "-s", "DOWNLOAD_TIMEOUT=3",
              "-s", "RETRY_TIMES=1", "-s", "LOG_LEVEL=WARNING", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8"],
             cwd=ROOT, capture_output=True, text=True, timeout=300,
         )
         hits = dict(server.hits)
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    peak_mb = int(proc.stderr.strip().splitlines()[-1]) / 1024
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     tables = {t: [dict(r) for r in conn.execute(f"select * from {t}")] for t in ("posts", "crawl_errors", "crawl_runs")}

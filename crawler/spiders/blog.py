@@ -26,7 +26,7 @@ from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
-from archive import ensure_source, find_sources
+from archive import ensure_sources, find_sources
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import host_of, url_key
 
@@ -58,9 +58,12 @@ TIME_OF_DAY = re.compile(r"\d:\d\d")
 class BlogSpider(Spider):
     name = "blog"
 
-    def __init__(self, url: str | None = None, max_pages: str | None = None, mode: str | None = None, **kwargs: Any):
+    def __init__(self, url: str | None = None, max_pages: str | None = None, mode: str | None = None,
+                 sources: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.seed_urls = url.split() if url else []
+        # ids of the sources to crawl (blogarchive crawl --processes N splits them)
+        self.source_ids = {int(i) for i in sources.split(",")} if sources else None
         self.max_pages_arg = int(max_pages) if max_pages else None
         self.trusted_hosts: set[str] = set()  # hosts the user typed: see crawler.safety
         self.mode = mode or "incremental"
@@ -71,9 +74,9 @@ class BlogSpider(Spider):
     async def start(self) -> AsyncIterator[Request | CrawlError]:
         db = self.store.db
         if self.seed_urls:
-            sources = self.store.write_now(lambda w: [ensure_source(w, u) for u in self.seed_urls])
+            sources = self.store.write_now(ensure_sources, self.seed_urls)
         else:
-            sources = find_sources(db)
+            sources = [s for s in find_sources(db) if self.source_ids is None or s["id"] in self.source_ids]
         if not sources:
             self.logger.warning("no sources to crawl: give a URL or add sources first")
         for source in sources:

@@ -1,0 +1,118 @@
+"""A cluster job's writer: the crawl of one host on a Scrapyd node, with Redis as the hub.
+
+``blogarchive crawl --cluster`` (``archive.cluster``) schedules the job with
+``ARCHIVE_CLUSTER_KEY`` (the run's keys in Redis) and ``ARCHIVE_CLUSTER_JOB``.
+The job reads its plan (``archive.plan``) from Redis into a temporary file,
+which its crawl reads and writes as it would the archive; every write it
+makes there is also appended, pickled, to the run's result stream, which
+the coordinator makes in the archive, in order. The stream is sent at each
+commit. A thread of its own renews the job's lease on its host every second:
+a lease another job holds (or nobody) stops the crawl at its next commit.
+
+The Redis connection is scrapy-redis's (``REDIS_URL``, ``REDIS_PARAMS``).
+"""
+
+import json
+import pickle
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from redis.exceptions import RedisError
+from scrapy_redis.connection import get_redis_from_settings
+
+from archive.plan import save_plan
+from archive.writer import ArchiveUnwritable, ArchiveWriter
+
+if TYPE_CHECKING:
+    from scrapy.settings import Settings
+
+T = TypeVar("T")
+# Renews the lease if this job holds it; 0 if another does, or nobody.
+RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
+# Seconds between renewals of the lease.
+RENEW_EVERY = 1.0
+
+
+class ClusterWriter:
+    """Writes made in the job's plan, and sent to the coordinator."""
+
+    def __init__(self, settings: "Settings"):
+        self.redis = get_redis_from_settings(settings)
+        self.key = settings.get("ARCHIVE_CLUSTER_KEY")
+        self.job = settings.get("ARCHIVE_CLUSTER_JOB")
+        self.lease = f"{self.key}:lease:{settings.get('ARCHIVE_CLUSTER_HOST')}"
+        self.lease_ms = int(settings.getfloat("ARCHIVE_CLUSTER_LEASE") * 1000)
+        self.folder = tempfile.mkdtemp(prefix="blogarchive-job-")
+        try:
+            plan = self.redis.get(f"{self.key}:plan:{self.job}")
+        except RedisError as e:
+            raise ArchiveUnwritable(f"Redis cannot be reached: {e}") from e
+        if plan is None:
+            raise ArchiveUnwritable(f"no plan in Redis for job {self.job}")
+        self.path = save_plan(plan, self.folder)
+        self.local = ArchiveWriter(self.path)
+        self.pending: list[dict[str, Any]] = []
+        self.lost: str | None = None  # why the lease is no longer this job's
+        self.stopping = threading.Event()
+        self.heartbeat = threading.Thread(target=self._renew, name="lease-heartbeat", daemon=True)
+        self.heartbeat.start()
+
+    @property
+    def fatal(self) -> str | None:
+        return self.local.fatal
+
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        result = self.local.run(fn, *args, **kwargs)
+        self.pending.append({"job": self.job, "call": pickle.dumps((fn, args, kwargs))})
+        return result
+
+    def commit(self) -> None:
+        self.local.commit()
+        self._send()
+
+    def tell(self, kind: str, value: Any) -> None:
+        """Progress counts (kept in a hash), or the crawl's end (after its last writes, in the stream)."""
+        try:
+            if kind == "progress":
+                self.redis.hset(f"{self.key}:progress", self.job, json.dumps(value))
+            else:
+                self.pending.append({"job": self.job, "closed": value})
+                self._send()
+        except (RedisError, ArchiveUnwritable):
+            pass  # the lease runs out; the coordinator schedules the host again
+
+    def close(self) -> None:
+        try:
+            self._send()
+        finally:
+            self.stopping.set()
+            self.heartbeat.join()
+            self.local.close()
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _send(self) -> None:
+        if self.lost:
+            raise ArchiveUnwritable(self.lost)
+        if not self.pending:
+            return
+        try:
+            pipe = self.redis.pipeline(transaction=True)
+            for entry in self.pending:
+                pipe.xadd(f"{self.key}:results", entry)
+            pipe.execute()
+        except RedisError as e:
+            raise ArchiveUnwritable(f"Redis cannot be reached: {e}") from e
+        self.pending = []
+
+    def _renew(self) -> None:
+        """Every RENEW_EVERY seconds, in a thread of its own (however busy the crawl is), until closed or lost."""
+        while not self.stopping.wait(RENEW_EVERY):
+            try:
+                if not self.redis.eval(RENEW, 1, self.lease, self.job, self.lease_ms):
+                    self.lost = f"job {self.job} lost its lease on {self.lease}"
+                    return
+            except RedisError:
+                pass  # tried again in a second; past the lease, another job takes the host

@@ -1,0 +1,195 @@
+"""``blogarchive crawl --cluster``: two real Scrapyd nodes and a real redis-server on 127.0.0.1.
+
+The project is deployed to each node with scrapyd-deploy (as test_scrapyd does); the six
+test blogs crawled by the cluster give the archive one process gives (``archive_rows`` of
+test_processes.py), whatever dies on the way.
+"""
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, rows, run_cli
+from test_processes import archive_rows, posts_saved, six_blogs, summary_counts
+from test_scrapyd import free_port, get_json
+
+BIN = Path(sys.executable).parent
+REDIS_SERVER = shutil.which("redis-server")
+pytestmark = [
+    pytest.mark.skipif(REDIS_SERVER is None, reason="redis-server is not installed (.ci/run installs it)"),
+    pytest.mark.timeout(900),  # two Scrapyd nodes, six blogs, a lease or two to run out, on two shared cores
+]
+
+
+class Redis:
+    """A redis-server on a free port, without persistence, that can be stopped and started again."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen([REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                      "--appendonly", "no", "--dir", str(self.home)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while subprocess.run(["redis-cli", "-p", str(self.port), "ping"], capture_output=True,
+                             text=True).stdout.strip() != "PONG":
+            assert time.monotonic() < deadline and self.proc.poll() is None, "redis-server did not start"
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(20)
+            self.proc = None
+
+
+class Node:
+    """A Scrapyd node on a free port with the project deployed to it."""
+
+    def __init__(self, home: Path, project: Path):
+        self.home = home
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        home.mkdir()
+        (home / "scrapyd.conf").write_text(
+            f"[scrapyd]\nbind_address = 127.0.0.1\nhttp_port = {self.port}\neggs_dir = {home}/eggs\n"
+            f"logs_dir = {home}/logs\ndbs_dir = {home}/dbs\nitems_dir =\npoll_interval = 0.5\n")
+        self.proc = subprocess.Popen([str(BIN / "scrapyd")], cwd=home, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert get_json(self.url + "/daemonstatus.json")["status"] == "ok"
+                break
+            except OSError:
+                assert self.proc.poll() is None and time.monotonic() < deadline, "scrapyd did not start"
+                time.sleep(0.2)
+        config = (project / "scrapy.cfg.in").read_text().replace("http://127.0.0.1:6800/", self.url + "/")
+        (project / "scrapy.cfg").write_text(config)
+        deploy = subprocess.run([str(BIN / "scrapyd-deploy")], cwd=project, capture_output=True, text=True, timeout=120)
+        assert deploy.returncode == 0, deploy.stderr
+
+    def jobs(self) -> list[int]:
+        """The pids of the crawl processes this node runs."""
+        return [int(p) for p in subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True,
+                                               text=True).stdout.split()]
+
+    def kill(self) -> None:
+        """kill -9 the node and every job it runs."""
+        for pid in self.jobs():
+            subprocess.run(["kill", "-9", str(pid)])
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """The project as scrapyd-deploy builds it (it writes a setup.py beside scrapy.cfg)."""
+    project = tmp_path_factory.mktemp("project")
+    for package in ("crawler", "archive"):
+        shutil.copytree(ROOT / package, project / package, ignore=shutil.ignore_patterns("__pycache__"))
+    (project / "scrapy.cfg.in").write_text((ROOT / "scrapy.cfg").read_text())
+    return project
+
+
+@pytest.fixture
+def cluster(tmp_path, project):
+    """A redis-server and two Scrapyd nodes; the configuration file that names them, and first a node
+    that cannot be reached (nothing listens on its port): its jobs go to the others."""
+    redis = Redis(tmp_path)
+    redis.start()
+    nodes = [Node(tmp_path / f"node{n}", project) for n in (1, 2)]
+    urls = [f"http://127.0.0.1:{free_port()}"] + [n.url for n in nodes]
+    config = tmp_path / "cluster.toml"
+    config.write_text(f'redis = "{redis.url}"\nnodes = {json.dumps(urls)}\nlease = 20\nstart = 40\n')
+    yield config, redis, nodes
+    for node in nodes:
+        node.stop()
+    redis.stop()
+
+
+@pytest.fixture(scope="module")
+def one_process(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    db = tmp_path_factory.mktemp("one") / "archive.db"
+    with six_blogs() as (urls, options):
+        return db, run_cli("crawl", *urls, *options, "--delay", "0", "--db", str(db))
+
+
+def test_two_nodes_archive_what_one_process_archives(cluster, one_process, tmp_path):
+    config, _, nodes = cluster
+    db = tmp_path / "archive.db"
+    with six_blogs() as (urls, options):
+        proc = run_cli("crawl", *urls, *options, "--delay", "0", "--db", str(db), "--cluster", str(config))
+    assert summary_counts(proc.stdout) == summary_counts(one_process[1].stdout)
+    one, two = archive_rows(one_process[0]), archive_rows(db)
+    for table in one:
+        assert two[table] == one[table], table
+    assert [r["status"] for r in rows(db, "select status from crawl_runs")] == ["finished"]
+    assert all(get_json(n.url + "/listjobs.json?project=blogarchive")["finished"] for n in nodes)  # both worked
+
+
+def test_redis_stopped_is_one_line_exit_2_and_the_archive_unchanged(cluster, one_process, tmp_path):
+    config, redis, _ = cluster
+    db = tmp_path / "archive.db"
+    db.write_bytes(one_process[0].read_bytes())
+    before = db.read_bytes()
+    redis.stop()
+    with six_blogs() as (urls, options):
+        proc = run_cli("crawl", *urls, *options, "--db", str(db), "--cluster", str(config), check=False)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Redis" in proc.stderr
+    assert db.read_bytes() == before
+
+
+def test_a_node_killed_mid_crawl_its_jobs_finish_on_the_other(cluster, one_process, tmp_path):
+    config, _, nodes = cluster
+    db = tmp_path / "archive.db"
+    with six_blogs() as (urls, options):
+        proc = subprocess.Popen([str(BIN / "blogarchive"), "crawl", *urls, *options, "--delay", "0.2", "--db", str(db),
+                                 "--cluster", str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 90
+        while not (posts_saved(db) and nodes[0].jobs()):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        nodes[0].kill()
+        stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    one, two = archive_rows(one_process[0]), archive_rows(db)
+    for table in ("posts", "post_versions", "post_aliases"):
+        assert two[table] == one[table], table
+
+
+def test_the_coordinator_killed_mid_ingest_then_restarted_loses_and_doubles_nothing(cluster, one_process, tmp_path):
+    config, _, _ = cluster
+    db = tmp_path / "archive.db"
+    with six_blogs() as (urls, options):
+        proc = subprocess.Popen([str(BIN / "blogarchive"), "crawl", *urls, *options, "--delay", "0.2", "--db", str(db),
+                                 "--cluster", str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 90
+        while not posts_saved(db):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+        assert 0 < posts_saved(db) < 47
+        again = run_cli("crawl", *options, "--delay", "0", "--db", str(db), "--cluster", str(config))
+    assert "finished" in again.stdout
+    assert [r["status"] for r in rows(db, "select status from crawl_runs")] == ["finished"]
+    one, two = archive_rows(one_process[0]), archive_rows(db)
+    for table in one:
+        assert two[table] == one[table], table
+    assert rows(db, "select count(*) as n from post_versions")[0]["n"] == 47
