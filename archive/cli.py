@@ -114,17 +114,7 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
     if dry_run:
         _dry_run(urls, "recheck" if recheck else "full" if full else "incremental", db_path)
         return
-    try:
-        check_writable(db_path)
-    except ArchiveError as e:
-        raise ConfigError(str(e)) from e
-    try:
-        lock, stale = acquire_lock(db_path)
-    except CrawlLocked as e:
-        click.echo(f"Error: {e}", err=True)
-        sys.exit(EXIT_LOCKED)
-    except OSError as e:
-        raise ConfigError(f"cannot take the crawl lock beside {db_path}: {e.strerror}") from e
+    lock, stale = _writable_and_locked(db_path)
     try:
         if stale:
             click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
@@ -157,6 +147,22 @@ def _cluster(path: str | None, nodes: tuple[str, ...], redis_url: str | None) ->
     if bool(nodes) != bool(redis_url):
         raise click.UsageError("--scrapyd and --redis go together")
     return ClusterConfig(redis=redis_url, nodes=list(nodes)) if redis_url else None
+
+
+def _writable_and_locked(db_path: str) -> tuple[int, int | None]:
+    """The archive checked writable and its crawl lock taken: the lock, and the pid of a dead
+    crawl whose lock was taken over. Exits 2 when it cannot be written, 75 when another crawl runs."""
+    try:
+        check_writable(db_path)
+    except ArchiveError as e:
+        raise ConfigError(str(e)) from e
+    try:
+        return acquire_lock(db_path)
+    except CrawlLocked as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(EXIT_LOCKED)
+    except OSError as e:
+        raise ConfigError(f"cannot take the crawl lock beside {db_path}: {e.strerror}") from e
 
 
 def _launch(db_path: str, urls: tuple[str, ...], options: CrawlOptions, lock: int) -> CrawlOutcome:
@@ -584,16 +590,7 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
             check_warc(path)
     except ValueError as e:
         raise click.ClickException(str(e)) from e
-    try:
-        check_writable(db_path)
-        lock, _ = acquire_lock(db_path)
-    except ArchiveError as e:
-        raise ConfigError(str(e)) from e
-    except CrawlLocked as e:
-        click.echo(f"Error: {e}", err=True)
-        sys.exit(EXIT_LOCKED)
-    except OSError as e:
-        raise ConfigError(f"cannot take the crawl lock beside {db_path}: {e.strerror}") from e
+    lock, _ = _writable_and_locked(db_path)
     try:
         db = _open(db_path)
         sources: dict[str, dict[str, Any]] = {}
