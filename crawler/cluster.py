@@ -8,6 +8,9 @@ makes there is also appended, pickled, to the run's result stream, which
 the coordinator makes in the archive, in order. The stream is sent at each
 commit. A thread of its own renews the job's lease on its host every second:
 a lease another job holds (or nobody) stops the crawl at its next commit.
+``LeasedDownloadHandler`` fences the host: no request leaves once the last
+renewal is older than the lease, so a job that was stalled (stopped, swapped out)
+while another took its host never fetches from it again.
 
 The Redis connection is scrapy-redis's (``REDIS_URL``, ``REDIS_PARAMS``).
 """
@@ -17,16 +20,22 @@ import pickle
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import RedisError
+from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+from scrapy.exceptions import IgnoreRequest
 from scrapy_redis.connection import get_redis_from_settings
 
 from archive.plan import save_plan
 from archive.writer import ArchiveUnwritable, ArchiveWriter
 
 if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from scrapy.settings import Settings
 
 T = TypeVar("T")
@@ -52,10 +61,13 @@ class ClusterWriter:
             raise ArchiveUnwritable(f"Redis cannot be reached: {e}") from e
         if plan is None:
             raise ArchiveUnwritable(f"no plan in Redis for job {self.job}")
+        self.lost: str | None = None  # why the lease is no longer this job's
+        self.renewed = self._renew_once()  # when the lease was last renewed (monotonic; 0 if it never was)
+        if self.lost:
+            raise ArchiveUnwritable(self.lost)
         self.path = save_plan(plan, self.folder)
         self.local = ArchiveWriter(self.path)
         self.pending: list[dict[str, Any]] = []
-        self.lost: str | None = None  # why the lease is no longer this job's
         self.stopping = threading.Event()
         self.heartbeat = threading.Thread(target=self._renew, name="lease-heartbeat", daemon=True)
         self.heartbeat.start()
@@ -107,12 +119,49 @@ class ClusterWriter:
             raise ArchiveUnwritable(f"Redis cannot be reached: {e}") from e
         self.pending = []
 
+    def holds_lease(self) -> bool:
+        """Whether the lease is surely still this job's: lost is lost, and a renewal older than the
+        lease may have run out in Redis, whatever the heartbeat thread has seen so far."""
+        if not self.lost and time.monotonic() - self.renewed >= self.lease_ms / 1000:
+            self.lost = f"job {self.job} has not renewed its lease on {self.lease} in time"
+        return not self.lost
+
     def _renew(self) -> None:
         """Every RENEW_EVERY seconds, in a thread of its own (however busy the crawl is), until closed or lost."""
         while not self.stopping.wait(RENEW_EVERY):
-            try:
-                if not self.redis.eval(RENEW, 1, self.lease, self.job, self.lease_ms):
-                    self.lost = f"job {self.job} lost its lease on {self.lease}"
-                    return
-            except RedisError:
-                pass  # tried again in a second; past the lease, another job takes the host
+            renewed = self._renew_once()
+            if self.lost:
+                return
+            self.renewed = renewed or self.renewed
+
+    def _renew_once(self) -> float:
+        """Renew the lease: when the renewal was sent (its lease runs from later than that), or 0 when
+        Redis could not be reached (tried again in a second; past the lease, another job takes the host)."""
+        sent = time.monotonic()
+        try:
+            if not self.redis.eval(RENEW, 1, self.lease, self.job, self.lease_ms):
+                self.lost = f"job {self.job} lost its lease on {self.lease}"
+            return sent
+        except RedisError:
+            return 0.0
+
+
+class LeasedDownloadHandler(HTTP11DownloadHandler):
+    """Scrapy's HTTP handler that, in a cluster job, sends nothing once its host's lease may be another
+    job's. It asks when a request leaves for the network, after its slot's delay: a request that
+    waited in the slot while the job was stalled is not sent either."""
+
+    def __init__(self, crawler: "Crawler"):
+        super().__init__(crawler)
+        self.leased = bool(crawler.settings.get("ARCHIVE_CLUSTER_KEY"))
+
+    async def download_request(self, request: "Request") -> "Response":
+        if self.leased:
+            from .store import ArchiveStore
+
+            store = ArchiveStore.of(self._crawler)
+            writer = store.remote
+            if isinstance(writer, ClusterWriter) and not writer.holds_lease():
+                store.fail(writer.lost)  # stops the crawl; nothing more of it reaches the archive
+                raise IgnoreRequest(writer.lost)
+        return await super().download_request(request)

@@ -88,7 +88,9 @@ RETRY_TIMES = 2
 RETRY_GIVE_UP_LOG_LEVEL = "INFO"
 
 # Only http and https: no file:, data:, ftp: or s3: fetches from crawled content.
-DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
+DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None,
+                     # Scrapy's own, which a cluster job fences with its host's lease
+                     "http": "crawler.cluster.LeasedDownloadHandler", "https": "crawler.cluster.LeasedDownloadHandler"}
 
 DOWNLOADER_MIDDLEWARES = {
     # first: nothing internal is fetched unless the user typed it

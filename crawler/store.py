@@ -212,7 +212,7 @@ class ArchiveStore:
                 self._writer = self.remote or ArchiveWriter(self.path)
             return step(self._writer.run, *args)
         except (sqlite3.OperationalError, ArchiveUnwritable) as e:
-            self._fail(str(e))
+            self.fail(str(e))
             raise
         except Exception:
             logger.exception("writing to the archive failed: %s", getattr(step, "__qualname__", step))
@@ -222,7 +222,7 @@ class ArchiveStore:
             self._done += 1
             self._done_bytes += held
 
-    def _fail(self, error: str) -> None:
+    def fail(self, error: str) -> None:
         """The writer kept what could be kept: stop the crawl."""
         if self.fatal is None:
             self.fatal = error
@@ -242,10 +242,10 @@ class ArchiveStore:
         try:
             self._writer.commit()
         except (sqlite3.OperationalError, ArchiveUnwritable) as e:
-            self._fail(str(e))
+            self.fail(str(e))
             return
         if self._writer.fatal:
-            self._fail(self._writer.fatal)
+            self.fail(self._writer.fatal)
         else:
             self.crawler.stats.inc_value("archive/commits")
 

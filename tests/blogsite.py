@@ -39,9 +39,11 @@ from __future__ import annotations
 
 import gzip
 import http.server
+import os
 import re
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -72,6 +74,8 @@ class Request:
     path: str  # percent-decoded, UTF-8
     query: str  # as sent, "" when none
     headers: dict[str, str]
+    at: float = 0.0  # time.monotonic() when it arrived
+    pid: int | None = None  # the process that sent it, where the server was asked (RouteServer.identify_clients)
 
 
 def split_target(raw: bytes) -> tuple[str, str]:
@@ -204,6 +208,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             page = Page(traceback.format_exc().encode(), 500, {"Content-Type": "text/plain"})
         self._send(page, body)
 
+    def client_pid(self) -> int | None:
+        """The process on this machine that holds the client's end of the connection (looked up once)."""
+        if not hasattr(self, "_pid"):
+            self._pid = socket_owner(self.client_address[1], self.server.server_address[1])
+        return self._pid
+
     def _raw_target(self) -> bytes:
         """The request target exactly as the client sent it."""
         return self._sent_target if self._sent_target is not None else self.path.encode("latin-1")
@@ -221,6 +231,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+
+def socket_owner(client_port: int, server_port: int) -> int | None:
+    """The pid whose open files hold the TCP socket 127.0.0.1:client_port -> :server_port (Linux /proc)."""
+    inode = None
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if int(fields[1].split(":")[1], 16) == client_port and int(fields[2].split(":")[1], 16) == server_port:
+                inode = fields[9]
+    if inode is None:
+        return None
+    wanted = f"socket:[{inode}]"
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == wanted for fd in os.listdir(f"/proc/{pid}/fd")):
+                return int(pid)
+        except OSError:
+            continue  # gone, or not ours to read
+    return None
 
 
 class _HTTPServer(http.server.ThreadingHTTPServer):
@@ -246,6 +276,7 @@ class RouteServer:
                 raise ValueError(f"two routes for {key}: {target!r}")
             self.routes[key] = route
         self.not_found = not_found or NOT_FOUND
+        self.identify_clients = False  # record which process sent each request (Request.pid)
         self._requests: list[Request] = []
         self._lock = threading.Lock()
         self.httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
@@ -286,6 +317,8 @@ class RouteServer:
             path=path,
             query=query,
             headers=dict(handler.headers.items()),
+            at=time.monotonic(),
+            pid=handler.client_pid() if self.identify_clients else None,
         )
         with self._lock:
             self._requests.append(request)

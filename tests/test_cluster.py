@@ -6,6 +6,7 @@ test_processes.py), whatever dies on the way.
 """
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, rows, run_cli
-from test_processes import archive_rows, posts_saved, six_blogs, summary_counts
+from blogsite import RouteServer
+from test_processes import archive_rows, posts_saved, six_blog_servers, six_blogs, summary_counts
 from test_scrapyd import free_port, get_json
 
 BIN = Path(sys.executable).parent
@@ -129,11 +131,28 @@ def one_process(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
         return db, run_cli("crawl", *urls, *options, "--delay", "0", "--db", str(db))
 
 
+def one_job_at_a_time(servers: list[RouteServer]) -> dict[int, int]:
+    """Assert that no two processes fetched from one blog's server at once (from its request log);
+    return how many processes fetched from each server."""
+    processes = {}
+    for server in servers:
+        spans: dict[int | None, list[float]] = {}
+        for request in server.requests:
+            spans.setdefault(request.pid, [request.at, request.at])[1] = request.at
+        assert None not in spans, "a request whose process was not found"
+        ordered = sorted(spans.values())
+        for before, after in zip(ordered, ordered[1:]):
+            assert before[1] < after[0], f"two processes fetched from {server.base} at once: {spans}"
+        processes[server.port] = len(spans)
+    return processes
+
+
 def test_two_nodes_archive_what_one_process_archives(cluster, one_process, tmp_path):
     config, _, nodes = cluster
     db = tmp_path / "archive.db"
-    with six_blogs() as (urls, options):
+    with six_blog_servers() as (urls, options, servers):
         proc = run_cli("crawl", *urls, *options, "--delay", "0", "--db", str(db), "--cluster", str(config))
+    assert set(one_job_at_a_time(servers).values()) == {1}  # one job per host, and it ran once
     assert summary_counts(proc.stdout) == summary_counts(one_process[1].stdout)
     one, two = archive_rows(one_process[0]), archive_rows(db)
     for table in one:
@@ -158,7 +177,7 @@ def test_redis_stopped_is_one_line_exit_2_and_the_archive_unchanged(cluster, one
 def test_a_node_killed_mid_crawl_its_jobs_finish_on_the_other(cluster, one_process, tmp_path):
     config, _, nodes = cluster
     db = tmp_path / "archive.db"
-    with six_blogs() as (urls, options):
+    with six_blog_servers() as (urls, options, servers):
         proc = subprocess.Popen([str(BIN / "blogarchive"), "crawl", *urls, *options, "--delay", "0.2", "--db", str(db),
                                  "--cluster", str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 90
@@ -168,6 +187,7 @@ def test_a_node_killed_mid_crawl_its_jobs_finish_on_the_other(cluster, one_proce
         nodes[0].kill()
         stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr
+    assert max(one_job_at_a_time(servers).values()) == 2  # a killed job's host was crawled again, after it
     one, two = archive_rows(one_process[0]), archive_rows(db)
     for table in ("posts", "post_versions", "post_aliases"):
         assert two[table] == one[table], table
@@ -193,3 +213,35 @@ def test_the_coordinator_killed_mid_ingest_then_restarted_loses_and_doubles_noth
     for table in one:
         assert two[table] == one[table], table
     assert rows(db, "select count(*) as n from post_versions")[0]["n"] == 47
+
+
+def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster, one_process, tmp_path):
+    """A job stopped (SIGSTOP) until its lease ran out and its host went to a new job, then let go
+    on (SIGCONT), sends no request more: the server's log shows one process at a time per host."""
+    config, _, nodes = cluster
+    db = tmp_path / "archive.db"
+    with six_blog_servers() as (urls, options, servers):
+        proc = subprocess.Popen([str(BIN / "blogarchive"), "crawl", *urls, *options, "--delay", "0.2", "--db", str(db),
+                                 "--cluster", str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 90
+        while not (posts_saved(db) and (jobs := nodes[0].jobs())
+                   and (server := next((s for s in servers if jobs[0] in {r.pid for r in s.requests}), None))):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        stalled = jobs[0]
+        os.kill(stalled, signal.SIGSTOP)
+        deadline = time.monotonic() + 180
+        while not {r.pid for r in server.requests} - {stalled}:  # the host's next job has begun
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        os.kill(stalled, signal.SIGCONT)
+        deadline = time.monotonic() + 60
+        while Path(f"/proc/{stalled}").exists():  # it stops, and its server is still there to log what it sends
+            assert time.monotonic() < deadline, "the stalled job goes on"
+            time.sleep(0.2)
+        stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert one_job_at_a_time([server]) == {server.port: 2}
+    one, two = archive_rows(one_process[0]), archive_rows(db)
+    for table in ("posts", "post_versions", "post_aliases"):
+        assert two[table] == one[table], table

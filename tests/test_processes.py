@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from blogsite import RouteServer
 from conftest import rows, run_cli
 from testblogs import all_blogs
 
@@ -36,13 +37,21 @@ REFERENCES = {"source_id": "sources", "post_id": "posts"}
 @contextlib.contextmanager
 def six_blogs() -> Iterator[tuple[list[str], list[str]]]:
     """The six test blogs, served: their URLs, and the crawl's options that fetch them from the servers."""
+    with six_blog_servers() as (urls, options, _):
+        yield urls, options
+
+
+@contextlib.contextmanager
+def six_blog_servers() -> Iterator[tuple[list[str], list[str], list[RouteServer]]]:
+    """``six_blogs``, and the servers, which record the process that sent each request."""
     blogs = all_blogs()
     with contextlib.ExitStack() as stack:
         servers = [stack.enter_context(blog.serve()) for blog in blogs]
         options = ["--concurrency", "8"]
         for blog, server in zip(blogs, servers):
+            server.identify_clients = True
             options += ["--map-host", f"{blog.host}={server.base}"]
-        yield [blog.home for blog in blogs], options
+        yield [blog.home for blog in blogs], options, servers
 
 
 def archive_rows(db: Path) -> dict[str, list[tuple]]:
