@@ -4,7 +4,8 @@
 ``warcinfo`` record naming the sources, then for each capture a ``response``
 (the status line and the headers as stored, the body as Scrapy gave it) with
 a ``request`` beside it, or a ``revisit`` (identical-payload-digest) when the
-body was written earlier in the file. Request headers are not archived: the
+body was written earlier in the file; then a ``response`` for each HTTP
+redirect that led to a post (its status, and the post as its ``Location``). Request headers are not archived: the
 ``request`` records hold what every crawl sends. The body is stored decoded,
 so the headers that described the transfer (``Content-Encoding``,
 ``Transfer-Encoding``) are left out and ``Content-Length`` is the body's.
@@ -79,11 +80,16 @@ def export_warc(db: Database, out: BinaryIO, *, source: str | None = None, since
     writer.write_record(writer.create_warcinfo_record(filename, info))
     written: dict[str, tuple[str, str, str]] = {}  # body sha256 -> its digest, URL and date in this file
     count = 0
-    for capture in _captures(db, [s["id"] for s in sources] if source else None, since_at):
+    source_ids = [s["id"] for s in sources] if source else None
+    for capture in _captures(db, source_ids, since_at):
         response = _response_record(writer, db, capture, written)
         writer.write_record(response)
         writer.write_record(_request_record(writer, capture, response.rec_headers.get_header("WARC-Record-ID")))
         count += 1
+    for redirect in _redirects(db, source_ids, since_at):
+        response = _redirect_record(writer, redirect)
+        writer.write_record(response)
+        writer.write_record(_request_record(writer, redirect, response.rec_headers.get_header("WARC-Record-ID")))
     return count
 
 
@@ -97,6 +103,31 @@ def _captures(db: Database, source_ids: list[int] | None, since: str | None) -> 
         params.append(since)
     sql = "select * from captures" + (" where " + " and ".join(where) if where else "") + " order by fetched_at, id"
     yield from db.query(sql, params)
+
+
+def _redirects(db: Database, source_ids: list[int] | None, since: str | None) -> Iterator[dict[str, Any]]:
+    """The HTTP redirects that led to posts (``post_aliases``), as captures of their own: status,
+    the post's URL as their ``Location``, and when the redirect was first seen."""
+    where, params = ["a.why like 'redirect %'"], []
+    if source_ids is not None:
+        where.append(f"p.source_id in ({', '.join('?' * len(source_ids))})")
+        params += source_ids
+    if since:
+        where.append("a.first_seen >= ?")
+        params.append(since)
+    sql = ("select a.alias as url, a.why, a.first_seen as fetched_at, p.url as location from post_aliases a "
+           "join posts p on p.id = a.post_id where " + " and ".join(where) + " order by a.first_seen, a.alias")
+    for row in db.query(sql, params):
+        status = row["why"].removeprefix("redirect ")
+        if status.isdigit():
+            yield {**row, "status": int(status), "headers": json.dumps({"location": row["location"]})}
+
+
+def _redirect_record(writer: WARCWriter, redirect: dict[str, Any]) -> Any:
+    return writer.create_warc_record(redirect["url"], "response", payload=io.BytesIO(b""), length=0,
+                                     http_headers=_http_headers(redirect, 0),
+                                     warc_headers_dict={"WARC-Date": redirect["fetched_at"],
+                                                        "WARC-Payload-Digest": payload_digest(b"")})
 
 
 def _http_headers(capture: dict[str, Any], size: int) -> StatusAndHeaders:

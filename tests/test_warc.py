@@ -15,6 +15,7 @@ from pathlib import Path
 import brotli
 import pytest
 from conftest import EXPECTED, crawl_args, rows, run_cli
+from testblogs import trap_blog
 from scrapy.downloadermiddlewares.httpcompression import ACCEPTED_ENCODINGS
 from scrapy.settings.default_settings import DEFAULT_REQUEST_HEADERS
 from warcio.archiveiterator import ArchiveIterator
@@ -218,3 +219,18 @@ def test_a_crawlers_br_and_chunked_bodies_are_decoded(tmp_path):
     assert zlib.decompress(capture["body"]) == html
     assert "content-encoding" not in json.loads(capture["headers"])
     assert rows(db, "select url from sources") == [{"url": "http://br.test/"}]
+
+
+def test_the_http_redirects_that_led_to_posts_are_records_of_their_own(tmp_path):
+    blog = trap_blog()
+    db, out = tmp_path / "archive.db", tmp_path / "trap.warc.gz"
+    with blog.serve() as server:
+        run_cli(*crawl_args(blog.home, db, {blog.host: server.base}))
+    run_cli("export", "warc", "-o", str(out), "--db", str(db))
+    redirects = {r["alias"]: (r["why"], r["url"]) for r in rows(
+        db, "select a.alias, a.why, p.url from post_aliases a join posts p on p.id = a.post_id "
+            "where a.why like 'redirect %'")}
+    assert redirects  # the trap blog's 301s
+    written = {r["headers"]["WARC-Target-URI"]: (f"redirect {r['http'].get_statuscode()}", r["http"].get_header("location"))
+               for r in records(out) if r["type"] == "response" and r["http"].get_statuscode().startswith("3")}
+    assert written == redirects
