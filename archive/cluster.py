@@ -31,10 +31,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-import redis
-from redis.exceptions import RedisError
+from typing import TYPE_CHECKING, Any
 
 from .db import open_archive
 from .lock import close_stale_runs
@@ -42,6 +39,9 @@ from .plan import export_plan
 from .processes import host_key, split_by_host
 from .writer import ArchiveWriter
 from .writes import finish_run, run_status, start_run
+
+if TYPE_CHECKING:
+    import redis
 
 GROUP = "coordinator"
 PROGRESS_INTERVAL = 5.0
@@ -79,12 +79,15 @@ class ClusterConfig:
             raise ValueError(f"cannot read the cluster configuration {path}: {e}") from e
 
 
-def connect(url: str) -> redis.Redis:
+def connect(url: str) -> "redis.Redis":
     """A Redis client that answered a ping.
 
     Raises:
         ClusterUnavailable: Redis cannot be reached.
     """
+    import redis  # a cluster's only: not imported by every command line
+    from redis.exceptions import RedisError
+
     client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=30)
     try:
         client.ping()
@@ -96,7 +99,7 @@ def connect(url: str) -> redis.Redis:
 class Coordinator:
     """One cluster run: its jobs, their leases, and the ingest of their results."""
 
-    def __init__(self, db_path: str, config: ClusterConfig, client: redis.Redis, settings: dict[str, str],
+    def __init__(self, db_path: str, config: ClusterConfig, client: "redis.Redis", settings: dict[str, str],
                  spider_args: dict[str, str]):
         self.db_path = db_path
         self.config = config

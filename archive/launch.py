@@ -18,8 +18,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from redis.exceptions import RedisError
-
 from .cluster import ClusterConfig, ClusterUnavailable, Coordinator, connect
 from .db import ArchiveError, open_archive
 from .lock import close_stale_runs
@@ -179,6 +177,8 @@ def _run_cluster(db: Any, sources: list[dict[str, Any]], settings: dict[str, str
     coordinator = Coordinator(db_path, options.cluster, client, node_settings,
                               {"mode": options.mode} if options.mode else {})
     show = options.on_progress
+    from redis.exceptions import RedisError  # connect() imported redis
+
     try:
         coordinator.start(sources, options.host_map)
         reasons = coordinator.run((lambda counts: show(progress_line(counts))) if show else None)

@@ -8,8 +8,8 @@ makes there is also appended, pickled, to the run's result stream, which
 the coordinator makes in the archive, in order. The stream is sent at each
 commit. A thread of its own renews the job's lease on its host every second:
 a lease another job holds (or nobody) stops the crawl at its next commit.
-``LeasedDownloadHandler`` fences the host: no request leaves once the last
-renewal is older than the lease, so a job that was stalled (stopped, swapped out)
+``crawler.lease.LeasedDownloadHandler`` fences the host: no request leaves
+once the last renewal is older than the lease, so a job that was stalled (stopped, swapped out)
 while another took its host never fetches from it again.
 
 The Redis connection is scrapy-redis's (``REDIS_URL``, ``REDIS_PARAMS``).
@@ -25,17 +25,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import RedisError
-from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
-from scrapy.exceptions import IgnoreRequest
 from scrapy_redis.connection import get_redis_from_settings
 
 from archive.plan import save_plan
 from archive.writer import ArchiveUnwritable, ArchiveWriter
 
 if TYPE_CHECKING:
-    from scrapy import Request
-    from scrapy.crawler import Crawler
-    from scrapy.http import Response
     from scrapy.settings import Settings
 
 T = TypeVar("T")
@@ -144,24 +139,3 @@ class ClusterWriter:
             return sent
         except RedisError:
             return 0.0
-
-
-class LeasedDownloadHandler(HTTP11DownloadHandler):
-    """Scrapy's HTTP handler that, in a cluster job, sends nothing once its host's lease may be another
-    job's. It asks when a request leaves for the network, after its slot's delay: a request that
-    waited in the slot while the job was stalled is not sent either."""
-
-    def __init__(self, crawler: "Crawler"):
-        super().__init__(crawler)
-        self.leased = bool(crawler.settings.get("ARCHIVE_CLUSTER_KEY"))
-
-    async def download_request(self, request: "Request") -> "Response":
-        if self.leased:
-            from .store import ArchiveStore
-
-            store = ArchiveStore.of(self._crawler)
-            writer = store.remote
-            if isinstance(writer, ClusterWriter) and not writer.holds_lease():
-                store.fail(writer.lost)  # stops the crawl; nothing more of it reaches the archive
-                raise IgnoreRequest(writer.lost)
-        return await super().download_request(request)

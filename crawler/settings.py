@@ -6,6 +6,8 @@ and ``blogarchive crawl`` options override what is here.
 
 import os
 
+from scrapy.settings import default_settings
+
 BOT_NAME = "blogarchive"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
@@ -90,7 +92,7 @@ RETRY_GIVE_UP_LOG_LEVEL = "INFO"
 # Only http and https: no file:, data:, ftp: or s3: fetches from crawled content.
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None,
                      # Scrapy's own, which a cluster job fences with its host's lease
-                     "http": "crawler.cluster.LeasedDownloadHandler", "https": "crawler.cluster.LeasedDownloadHandler"}
+                     "http": "crawler.lease.LeasedDownloadHandler", "https": "crawler.lease.LeasedDownloadHandler"}
 
 DOWNLOADER_MIDDLEWARES = {
     # first: nothing internal is fetched unless the user typed it
@@ -120,13 +122,14 @@ ITEM_PIPELINES = {
 }
 EXTENSIONS = {
     "crawler.extensions.Progress": 500,
-    "scrapy.extensions.telnet.TelnetConsole": None,
-    "scrapy.extensions.remote_control.RemoteControl": None,  # off, and aiohttp never imported
     "crawler.pool.ExtractionPool": 100,
 }
-
 # No console and no remote control: a crawl of other people's sites opens no
-# port that runs code (Scrapy's telnet console, above, and its remote control).
+# port that runs code. They are left out of Scrapy's base list, not set to None
+# in EXTENSIONS: Scrapy imports every key of EXTENSIONS, and the remote control
+# imports aiohttp (0.3 s before the first request).
+_off = ("scrapy.extensions.telnet.TelnetConsole", "scrapy.extensions.remote_control.RemoteControl")
+EXTENSIONS_BASE = {k: v for k, v in default_settings.EXTENSIONS_BASE.items() if k not in _off}
 REMOTE_CONTROL_ENABLED = False
 
 LOG_LEVEL = "INFO"

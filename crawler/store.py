@@ -48,9 +48,9 @@ from twisted.internet import task
 from archive import open_archive
 from archive.writer import ArchiveUnwritable, ArchiveWriter
 
-from .cluster import ClusterWriter
 
 if TYPE_CHECKING:
+    from .cluster import ClusterWriter
     from scrapy.crawler import Crawler
     from sqlite_utils import Database
 
@@ -114,15 +114,17 @@ class ArchiveStore:
         self.path: str = crawler.settings.get("ARCHIVE_PATH")
         self.interval = crawler.settings.getfloat("ARCHIVE_COMMIT_INTERVAL")
         writer_fd = crawler.settings.get("ARCHIVE_WRITER_FD")
-        self.remote: RemoteWriter | ClusterWriter | None = None
+        self.remote: "RemoteWriter | ClusterWriter | None" = None
         if writer_fd:
             self.remote = RemoteWriter(int(writer_fd))
         elif crawler.settings.get("ARCHIVE_CLUSTER_KEY"):
+            from .cluster import ClusterWriter  # a cluster job's only: Redis is not imported by every crawl
+
             self.remote = ClusterWriter(crawler.settings)
             self.path = self.remote.path  # the job's plan
         self.fatal: str | None = None  # why the archive cannot be written any more
         self._reader: "Database | None" = None
-        self._writer: ArchiveWriter | RemoteWriter | ClusterWriter | None = None  # used in the writer thread only
+        self._writer: "ArchiveWriter | RemoteWriter | ClusterWriter | None" = None  # used in the writer thread only
         self._executor: ThreadPoolExecutor | None = None
         self._timer: task.LoopingCall | None = None
         self._last: Future | None = None
