@@ -93,30 +93,31 @@ def export_warc(db: Database, out: BinaryIO, *, source: str | None = None, since
     return count
 
 
-def _captures(db: Database, source_ids: list[int] | None, since: str | None) -> Iterator[dict[str, Any]]:
-    where, params = [], []
+def _selected(source_column: str, time_column: str, source_ids: list[int] | None, since: str | None,
+              where: list[str]) -> tuple[str, list[Any]]:
+    """A ``where`` clause (empty when there is nothing to select) keeping the rows of these sources
+    since that time, and its parameters."""
+    params: list[Any] = []
     if source_ids is not None:
-        where.append(f"source_id in ({', '.join('?' * len(source_ids))})")
+        where = [*where, f"{source_column} in ({', '.join('?' * len(source_ids))})"]
         params += source_ids
     if since:
-        where.append("fetched_at >= ?")
+        where = [*where, f"{time_column} >= ?"]
         params.append(since)
-    sql = "select * from captures" + (" where " + " and ".join(where) if where else "") + " order by fetched_at, id"
-    yield from db.query(sql, params)
+    return (" where " + " and ".join(where) if where else ""), params
+
+
+def _captures(db: Database, source_ids: list[int] | None, since: str | None) -> Iterator[dict[str, Any]]:
+    where, params = _selected("source_id", "fetched_at", source_ids, since, [])
+    yield from db.query("select * from captures" + where + " order by fetched_at, id", params)
 
 
 def _redirects(db: Database, source_ids: list[int] | None, since: str | None) -> Iterator[dict[str, Any]]:
     """The HTTP redirects that led to posts (``post_aliases``), as captures of their own: status,
     the post's URL as their ``Location``, and when the redirect was first seen."""
-    where, params = ["a.why like 'redirect %'"], []
-    if source_ids is not None:
-        where.append(f"p.source_id in ({', '.join('?' * len(source_ids))})")
-        params += source_ids
-    if since:
-        where.append("a.first_seen >= ?")
-        params.append(since)
+    where, params = _selected("p.source_id", "a.first_seen", source_ids, since, ["a.why like 'redirect %'"])
     sql = ("select a.alias as url, a.why, a.first_seen as fetched_at, p.url as location from post_aliases a "
-           "join posts p on p.id = a.post_id where " + " and ".join(where) + " order by a.first_seen, a.alias")
+           "join posts p on p.id = a.post_id" + where + " order by a.first_seen, a.alias")
     for row in db.query(sql, params):
         status = row["why"].removeprefix("redirect ")
         if status.isdigit():
