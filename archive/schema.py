@@ -6,6 +6,8 @@ never edited, a new one is appended instead.
 
 from sqlite_utils import Database, Migrations
 
+from .search import register_functions
+
 migrations = Migrations("blogarchive")
 
 
@@ -256,6 +258,26 @@ def add_cluster_ingest(db: Database) -> None:
     db["cluster_ingest"].create({"stream": str, "last_id": str}, pk="stream")
 
 
+@migrations()
+def add_short_word_index(db: Database) -> None:
+    # Words of one or two letters or digits (内, 内存, go), which the trigram index cannot find,
+    # from an index of each post's grams (archive/search.py) instead of instr() over every post.
+    db.execute(
+        "create virtual table posts_grams using fts5(grams, tokenize='ascii', detail=none, content='', columnsize=0)"
+    )
+    db.execute("insert into posts_grams (rowid, grams) select id, post_grams(title, text, protected) from posts")
+    grams = "post_grams({0}.title, {0}.text, {0}.protected)"
+    delete = f"insert into posts_grams (posts_grams, rowid, grams) values ('delete', old.id, {grams.format('old')});"
+    insert = f"insert into posts_grams (rowid, grams) values (new.id, {grams.format('new')});"
+    db.execute(f"create trigger posts_grams_ai after insert on posts begin {insert} end")
+    db.execute(f"create trigger posts_grams_ad after delete on posts begin {delete} end")
+    db.execute(
+        "create trigger posts_grams_au after update of title, text, protected on posts when old.title is not new.title"
+        f" or old.text is not new.text or old.protected is not new.protected begin {delete} {insert} end"
+    )
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
+    register_functions(db.conn)
     migrations.apply(db)

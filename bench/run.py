@@ -38,7 +38,6 @@ import tempfile
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
@@ -50,6 +49,7 @@ import trafilatura
 
 from bench.blogs import EDIT_MARK, change_site, write_site
 from bench.report import write_report
+from bench.search import search_urls
 from bench.server import QuietHandler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,8 +57,6 @@ BIN = Path(sys.executable).parent
 CONCURRENCY = 16
 SEARCHES = {"en": ["database", "memory latency"], "zh": ["数据库", "内存"]}
 SEARCH_REPEAT = 20
-# What a program searching asks for (docs/datasette.md): the rows it lists, not 100 posts' full text.
-API_COLUMNS = "&_col=title&_col=url&_col=published"
 
 
 class Sampler:
@@ -197,8 +195,8 @@ def trafilatura_cli(base: str, work: Path, limit: float) -> dict[str, float]:
             "peak_rss_mb": max(found["peak_rss_mb"], usage["peak_rss_mb"]), "posts_per_s": files / seconds}
 
 
-def search_latency(db: Path) -> dict[str, dict[str, float]]:
-    """Median and worst milliseconds of a search, three ways: ``api``, the posts table's ``_search``
+def search_latency(db: Path, searches: dict[str, list[str]] = SEARCHES) -> dict[str, dict[str, float]]:
+    """Median, 95th percentile and worst milliseconds of a search, three ways: ``api``, the posts table's ``_search``
     as a program asks it (``_nocount=1&_nofacet=1`` and three columns, docs/datasette.md);
     ``table``, every column with the count and the five facets the table page shows; ``canned``,
     the ``search`` canned query (100 rows in full, with snippets)."""
@@ -209,12 +207,9 @@ def search_latency(db: Path) -> dict[str, dict[str, float]]:
     try:
         _wait_for(f"http://127.0.0.1:{port}/-/versions.json")
         results = {}
-        for lang, terms in SEARCHES.items():
+        for lang, terms in searches.items():
             for term in terms:
-                q = urllib.parse.quote(term)
-                for name, url in (("api", f"{base}/posts.json?_search={q}&_shape=array&_nocount=1&_nofacet=1{API_COLUMNS}"),
-                                  ("table", f"{base}/posts.json?_search={q}&_shape=array"),
-                                  ("canned", f"{base}/search.json?q={q}&_shape=array")):
+                for name, url in search_urls(base, term).items():
                     times, hits, error = [], 0, None
                     for _ in range(SEARCH_REPEAT):
                         started = time.perf_counter()
@@ -225,6 +220,7 @@ def search_latency(db: Path) -> dict[str, dict[str, float]]:
                             error = f"HTTP {e.code}: {json.loads(e.read()).get('error', '')}"
                         times.append((time.perf_counter() - started) * 1000)
                     results[f"{name} {term}"] = {"lang": lang, "median_ms": statistics.median(times),
+                                                 "p95_ms": statistics.quantiles(times, n=20)[-1],
                                                  "max_ms": max(times), "rows": hits, "error": error}
         return results
     finally:

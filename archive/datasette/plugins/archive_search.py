@@ -1,13 +1,13 @@
 """Search posts in any language, from Datasette's search box and canned queries.
 
-The archive's FTS5 index uses the trigram tokenizer, which finds nothing for
-words shorter than three characters, common in Chinese (内存). Datasette
+The archive has two FTS5 indexes (archive/search.py): the trigram one for words
+of three characters or more, and ``posts_grams`` for shorter ones, common in
+Chinese (内存), which the trigram tokenizer cannot find. Datasette
 searches a table with ``{fts_pk} in (select rowid from {fts_table} where
 {fts_table} match escape_fts(:search))``, so metadata.yml names as the posts'
 ``fts_table`` the temporary view ``posts_search`` made here on every
 connection. MATCH against a column of an ordinary view calls the SQL function
-``match()``, defined here: it answers from the FTS index for words of three
-characters or more and with instr() for shorter ones, every word required.
+``match()``, defined here: it answers each word from its index, every word required.
 """
 
 import re
@@ -20,14 +20,12 @@ from datasette import hookimpl
 from datasette.utils import escape_fts
 from markupsafe import escape
 
-from archive.queries import MIN_TRIGRAM_CHARS
+from archive.search import post_ids_sql, register_functions
 
 # A quoted phrase ("" is a quote inside it) or a run of non-space characters:
 # both what escape_fts() produces and what a person types.
 TERM = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
 SNIPPET_CHARS = 160
-SUBSTRING = "select id from posts where instr(title, :t) or instr(text, :t)"
-SUBSTRING_ANY_CASE = "select id from posts where instr(lower(title), lower(:t)) or instr(lower(text), lower(:t))"
 # How stale the matches of a query may be while a crawl commits new posts.
 RECHECK_SECONDS = 0.1
 KEPT_SEARCHES = 64  # searches whose matches are kept, per archive
@@ -41,18 +39,11 @@ def search_terms(query: str | None) -> list[str]:
 
 def matching_post_ids(conn: sqlite3.Connection, terms: list[str]) -> frozenset[int]:
     """Ids of the posts whose title or text contains every term, case-insensitively."""
-    ids: set[int] | None = None
-    long_terms = [t for t in terms if len(t) >= MIN_TRIGRAM_CHARS]
-    if long_terms:
-        fts = " ".join('"{}"'.format(t.replace('"', '""')) for t in long_terms)
-        ids = {r[0] for r in conn.execute("select rowid from posts_fts where posts_fts match ?", [fts])}
-    for term in terms:
-        if len(term) < MIN_TRIGRAM_CHARS:
-            # a word without case (内存) is compared as it is: lowering every text costs more than the search
-            sql = (SUBSTRING if term.lower() == term.upper() else SUBSTRING_ANY_CASE)
-            found = {r[0] for r in conn.execute(sql, {"t": term})}
-            ids = found if ids is None else ids & found
-    return frozenset(ids or ())
+    if not terms:
+        return frozenset()
+    grams = conn.execute("select 1 from sqlite_master where name = 'posts_grams'").fetchone() is not None
+    sql, params = post_ids_sql(terms, grams=grams)
+    return frozenset(r[0] for r in conn.execute(sql, params))
 
 
 class Matches:
@@ -157,6 +148,7 @@ def prepare_connection(conn: sqlite3.Connection) -> None:
     # Datasette's escape_fts, declared deterministic: SQLite then calls it once per
     # search instead of once per post scanned (Datasette's search is ``match escape_fts(:search)``).
     conn.create_function("escape_fts", 1, escape_fts, deterministic=True)
+    register_functions(conn)
     if not conn.execute("select 1 from sqlite_master where name = 'posts_fts'").fetchone():
         return
     conn.execute("create temp view if not exists posts_search(rowid, posts_search) as select id, id from posts")
