@@ -277,6 +277,19 @@ def add_short_word_index(db: Database) -> None:
     )
 
 
+@migrations()
+def reindex_posts_only_when_their_words_change(db: Database) -> None:
+    # sqlite-utils' trigger indexed a post again (its old words deleted, its new ones inserted)
+    # at every update of the row, its last_seen on each recrawl included.
+    db.execute("drop trigger posts_au")
+    db.execute(
+        "create trigger posts_au after update of title, text on posts"
+        " when old.title is not new.title or old.text is not new.text begin"
+        " insert into posts_fts (posts_fts, rowid, title, text) values ('delete', old.rowid, old.title, old.text);"
+        " insert into posts_fts (rowid, title, text) values (new.rowid, new.title, new.text); end"
+    )
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     register_functions(db.conn)

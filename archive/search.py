@@ -22,6 +22,7 @@ from typing import Any
 
 MIN_TRIGRAM_CHARS = 3
 RUN = re.compile(r"[^\W_]+")  # letters and digits, in any script
+BIGRAM = re.compile(r"(?=([^\W_]{2}))")  # every two of them side by side, overlapping
 
 FTS_IDS = "select rowid from posts_fts where posts_fts match :fts"
 GRAMS_IDS = "select rowid from posts_grams where posts_grams match :grams"
@@ -31,17 +32,18 @@ SUBSTRING_ANY_CASE = "(instr(lower(title), lower(:{0})) > 0 or instr(lower(text)
 
 def post_grams(title: str | None, text: str | None, protected: str | None = None) -> str:
     """The one- and two-character grams of a post's title and text (of its title only when it
-    is protected), space-separated, sorted: what ``posts_grams`` indexes for it.
+    is protected), space-separated, each once: what ``posts_grams`` indexes for it.
 
     The triggers delete a post's old grams by computing them again, so a change to what
     this returns needs a migration that rebuilds the index.
     """
-    grams: set[str] = set()
+    runs: set[str] = set()  # each run once: English repeats its words
     for value in (title, None if protected else text):
-        for run in RUN.findall((value or "").lower()):
-            grams.update(run)
-            grams.update(run[i : i + 2] for i in range(len(run) - 1))
-    return " ".join(sorted(grams))
+        runs.update(RUN.findall((value or "").lower()))
+    joined = " ".join(runs)
+    grams = set(joined) - {" "}
+    grams.update(BIGRAM.findall(joined))
+    return " ".join(grams)
 
 
 def register_functions(conn: sqlite3.Connection) -> None:

@@ -43,8 +43,8 @@ def reads_every_post(steps):
 
 
 def test_post_grams_are_the_one_and_two_character_pieces_of_each_run():
-    assert post_grams("内存", "Go, C#!", None) == "c g go o 内 内存 存"
-    assert post_grams("Title", "secret text", "encrypted") == post_grams("Title", None, None)
+    assert set(post_grams("内存", "Go, C#! go", None).split()) == {"c", "g", "go", "o", "内", "内存", "存"}
+    assert set(post_grams("Title", "secret text", "encrypted").split()) == set(post_grams("Title", None, None).split())
 
 
 @pytest.mark.parametrize("query, expected", [
