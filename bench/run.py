@@ -10,7 +10,8 @@ For each size, one synthetic blog (``bench.blogs``) is served on 127.0.0.1 by
 - trafilatura's command line on the same sitemap (its config file turns
   SSRF protection and the 5 s sleep off, so that it may fetch 127.0.0.1 at full speed);
 - full-text search through ``blogarchive serve`` (Datasette's JSON API), three ways
-  (``search_latency``);
+  (``search_latency``); then, on an archive of ``--search-posts`` posts built without a crawl,
+  searches warm and cold, the indexes' cost per post written and bytes per post (``bench.search``);
 - start-up: seconds from ``blogarchive crawl`` (a no-change recrawl) starting to its
   first request reaching a server (``first_request``, the median of three);
 - a changed blog (``bench.blogs.change_site``: posts added, old ones edited, some
@@ -49,7 +50,7 @@ import trafilatura
 
 from bench.blogs import EDIT_MARK, change_site, write_site
 from bench.report import write_report
-from bench.search import search_urls
+from bench.search import archive_bytes, search_at_scale, search_urls
 from bench.server import QuietHandler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -330,6 +331,7 @@ def bench_size(size: int, work: Path) -> dict:
         result["full_crawl"] = crawl(db, f"{base}/")
         after = psutil.Process(server.pid).cpu_times()
         result["full_crawl"]["server_cpu_seconds"] = (after.user + after.system) - (server_cpu.user + server_cpu.system)
+        result["full_crawl"]["bytes_per_post"] = archive_bytes(db)
         print(f"[{size}] full crawl {result['full_crawl']}", file=sys.stderr)
         result["recrawl"] = crawl(db)
         print(f"[{size}] recrawl {result['recrawl']}", file=sys.stderr)
@@ -360,6 +362,7 @@ def machine() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000", help="Posts per blog, comma-separated (default 1000,10000).")
+    parser.add_argument("--search-posts", type=int, default=100_000, help="Posts of the search at scale (0: none).")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     runs = []
@@ -371,6 +374,9 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     results = {"machine": machine(), "concurrency": CONCURRENCY, "trafilatura_version": trafilatura.__version__,
                "runs": runs}
+    if args.search_posts:
+        with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as work:
+            results["search_at_scale"] = search_at_scale(Path(work), args.search_posts)
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(write_report(results, ROOT / "docs" / "benchmarks.md"))
 
