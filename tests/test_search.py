@@ -112,3 +112,7 @@ def test_an_archive_from_before_the_index_is_migrated(db_path):
     assert urls(search_posts(db, "内")) == ["https://blog.test/p/1"]
     assert not reads_every_post(plan(db, ["内"]))
     assert migrations.pending(db) == []
+    assert list(db["posts"].columns_dict)[-3:] == ["summary", "text", "markdown"]  # the small columns first
+    assert {t.name for t in db["posts"].triggers} == {
+        "posts_ai", "posts_ad", "posts_au", "posts_grams_ai", "posts_grams_ad", "posts_grams_au"}
+    assert db.execute("pragma foreign_key_check").fetchall() == []
