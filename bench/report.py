@@ -127,7 +127,7 @@ def scale_targets(scale: dict) -> list[tuple[str, bool, str]]:
     cold = max(scale["cold"].items(), key=lambda kv: kv[1]["ms"])
     out.append((f"cold first search ≤ 500 ms at {n}, any word length (slowest)", cold[1]["ms"] <= 500,
                 f"{cold[1]['ms']:.0f} ms (`{cold[0]}`)"))
-    errors = [k for k, v in [*scale["warm"].items(), *scale["cold"].items()] if v.get("error")]
+    errors = [f"{when} `{k}`" for when in ("warm", "cold") for k, v in scale[when].items() if v.get("error")]
     out.append((f"Datasette's time limit never hit at {n}", not errors, ", ".join(errors) or "no error"))
     return out
 

@@ -36,7 +36,7 @@ SEARCHES = {"en": ["database", "memory latency"], "zh": ["数据库", "内存", 
 BASE = "http://bench.test"
 GROUPS = {  # dbstat's table names -> what they are part of
     "posts": ("posts", "post_aliases", "provenance", "sqlite_autoindex_post_aliases_1", "idx_posts_url",
-              "idx_posts_source_id_published", "idx_posts_guid", "idx_post_aliases_post_id", "idx_provenance_post_id_field"),
+              "idx_posts_source_id_published", "idx_posts_guid", "idx_posts_published", "idx_post_aliases_post_id", "idx_provenance_post_id_field"),
     "versions": ("post_versions", "idx_post_versions_post_id_id"),
     "captures": ("captures", "capture_bodies", "sqlite_autoindex_capture_bodies_1", "idx_captures_url_id", "fetches",
                  "sqlite_autoindex_fetches_1", "idx_fetches_source_id"),
@@ -118,7 +118,7 @@ def search_urls(base: str, term: str) -> dict[str, str]:
 
 def cold_search(db: Path, searches: dict[str, list[str]] = SEARCHES) -> dict:
     """Milliseconds of the first search of a fresh ``blogarchive serve`` on an archive out of the page cache."""
-    from bench.run import BIN, _free_port, _wait_for
+    from bench.run import BIN, _free_port, _wait_for, http_error
 
     results = {}
     for terms in searches.values():
@@ -135,7 +135,7 @@ def cold_search(db: Path, searches: dict[str, list[str]] = SEARCHES) -> dict:
                     try:
                         urllib.request.urlopen(url, timeout=60).read()
                     except urllib.error.HTTPError as e:
-                        error = f"HTTP {e.code}"
+                        error = http_error(e)
                     results[f"{way} {term}"] = {"ms": (time.perf_counter() - started) * 1000, "error": error}
                 finally:
                     server.terminate()
