@@ -150,7 +150,8 @@ def write_report(results: dict, path: Path) -> str:
         "† After the rest, the blog gets 5 new posts, 10 old ones edited (5 in its feed; each one's sitemap `lastmod` "
         "moves) and 4 deleted (1 in its feed), as `bench.blogs.change_site` does; then one default crawl.\n\n"
         + (f"Search at scale (`bench/search.py`: an archive built without a crawl, searched through "
-           f"`blogarchive serve`; cold: a fresh server, the archive's file out of the page cache):\n\n"
+           f"`blogarchive serve`; cold: a fresh server, the archive's file out of the page cache"
+           f"{'; measured on ' + scale['machine']['date'] if 'machine' in scale else ''}):\n\n"
            f"{scale_table(scale)}\n\n" if scale else "")
         + f"| target | | measured |\n|---|---|---|\n{checks}\n"
     )
