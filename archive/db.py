@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from sqlite_utils import Database
 
 from .schema import ensure_schema
+from .search import register_functions
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -39,6 +40,7 @@ def open_archive(path: str | os.PathLike[str], *, migrate: bool = True) -> Datab
         db = Database(conn)
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA foreign_keys = ON")
+        register_functions(conn)  # the triggers of posts call them
         if migrate:
             db.execute("PRAGMA journal_mode = wal")
             # no fsync at every commit (WAL's usual setting): a crash loses nothing, a power cut the last commits at most

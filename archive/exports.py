@@ -14,13 +14,16 @@ from typing import Any, TextIO
 import yaml
 from sqlite_utils import Database
 
+from .search import post_grams
+
 
 def dump_sql(db: Database, out: TextIO) -> None:
     """Write a dump that ``sqlite3 new.db < dump.sql`` restores.
 
     Python's ``iterdump`` cannot restore FTS5 tables, so the dump is taken of
     a copy without them; they are created again at its end and rebuilt from
-    their content tables.
+    their content tables, except the contentless ``posts_grams``, whose rows
+    (``post_grams()`` of each post, which the sqlite3 shell lacks) are written out.
     """
     with tempfile.TemporaryDirectory() as tmp:
         copy = sqlite3.connect(os.path.join(tmp, "copy.db"))
@@ -34,10 +37,20 @@ def dump_sql(db: Database, out: TextIO) -> None:
             for line in copy.iterdump():
                 if line == "COMMIT;":
                     for name, sql in virtual:
-                        out.write(f"{sql};\nINSERT INTO [{name}]([{name}]) VALUES('rebuild');\n")
+                        out.write(f"{sql};\n")
+                        if name == "posts_grams":
+                            _dump_grams(copy, out)
+                        else:
+                            out.write(f"INSERT INTO [{name}]([{name}]) VALUES('rebuild');\n")
                 out.write(line + "\n")
         finally:
             copy.close()
+
+
+def _dump_grams(conn: sqlite3.Connection, out: TextIO) -> None:
+    for post_id, title, text, protected in conn.execute("select id, title, text, protected from posts"):
+        grams = post_grams(title, text, protected).replace("'", "''")
+        out.write(f"INSERT INTO posts_grams(rowid, grams) VALUES({int(post_id)}, '{grams}');\n")
 
 
 def rows_for(db: Database, *, table: str | None = None, query: str | None = None) -> Iterator[dict[str, Any]]:

@@ -5,6 +5,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from .search import MIN_TRIGRAM_CHARS, post_ids_sql
+
 SOURCES_SQL = """
 select
   s.id, s.name, s.url, s.kind, s.enabled, s.feeds, s.sitemaps,
@@ -14,8 +16,7 @@ from sources s
 order by s.name
 """
 
-# Trigram FTS needs three characters; shorter words (common in Chinese,
-# e.g. 内存) are matched with LIKE on the same columns instead.
+# Words of three characters or more: the trigram index, best match first.
 SEARCH_SQL = """
 select p.id, p.url, p.title, p.published,
   snippet(posts_fts, 1, '[', ']', '…', 16) as snippet
@@ -24,15 +25,15 @@ where posts_fts match :fts
 order by rank
 limit :limit
 """
+# A shorter word among them (内存): each word from its index (archive/search.py), newest first.
 SHORT_SEARCH_SQL = """
 select id, url, title, published,
-  substr(text, max(1, instr(text, :w0) - 20), 60) as snippet
+  substr(text, max(1, instr(text, :first) - 20), 60) as snippet
 from posts
-where {where}
+where id in ({ids})
 order by published desc
 limit :limit
 """
-MIN_TRIGRAM_CHARS = 3
 
 
 def list_sources(db: Database) -> list[dict[str, Any]]:
@@ -67,8 +68,5 @@ def search_posts(db: Database, query: str, *, limit: int = 20) -> list[dict[str,
         return []
     if all(len(w) >= MIN_TRIGRAM_CHARS for w in words):
         return list(db.query(SEARCH_SQL, {"fts": db.quote_fts(query), "limit": limit}))
-    params: dict[str, Any] = {f"w{i}": w for i, w in enumerate(words)}
-    where = " and ".join(
-        f"(instr(title, :w{i}) > 0 or instr(text, :w{i}) > 0)" for i in range(len(words))
-    )
-    return list(db.query(SHORT_SEARCH_SQL.format(where=where), {**params, "limit": limit}))
+    ids, params = post_ids_sql(words, grams=db["posts_grams"].exists())
+    return list(db.query(SHORT_SEARCH_SQL.format(ids=ids), {**params, "first": words[0], "limit": limit}))

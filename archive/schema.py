@@ -6,6 +6,8 @@ never edited, a new one is appended instead.
 
 from sqlite_utils import Database, Migrations
 
+from .search import register_functions
+
 migrations = Migrations("blogarchive")
 
 
@@ -256,6 +258,53 @@ def add_cluster_ingest(db: Database) -> None:
     db["cluster_ingest"].create({"stream": str, "last_id": str}, pk="stream")
 
 
+@migrations()
+def add_short_word_index(db: Database) -> None:
+    # Words of one or two letters or digits (内, 内存, go), which the trigram index cannot find,
+    # from an index of each post's grams (archive/search.py) instead of instr() over every post.
+    db.execute(
+        "create virtual table posts_grams using fts5(grams, tokenize='ascii', detail=none, content='', columnsize=0)"
+    )
+    db.execute("insert into posts_grams (rowid, grams) select id, post_grams(title, text, protected) from posts")
+    grams = "post_grams({0}.title, {0}.text, {0}.protected)"
+    delete = f"insert into posts_grams (posts_grams, rowid, grams) values ('delete', old.id, {grams.format('old')});"
+    insert = f"insert into posts_grams (rowid, grams) values (new.id, {grams.format('new')});"
+    db.execute(f"create trigger posts_grams_ai after insert on posts begin {insert} end")
+    db.execute(f"create trigger posts_grams_ad after delete on posts begin {delete} end")
+    db.execute(
+        "create trigger posts_grams_au after update of title, text, protected on posts when old.title is not new.title"
+        f" or old.text is not new.text or old.protected is not new.protected begin {delete} {insert} end"
+    )
+
+
+@migrations()
+def reindex_posts_only_when_their_words_change(db: Database) -> None:
+    # sqlite-utils' trigger indexed a post again (its old words deleted, its new ones inserted)
+    # at every update of the row, its last_seen on each recrawl included.
+    db.execute("drop trigger posts_au")
+    db.execute(
+        "create trigger posts_au after update of title, text on posts"
+        " when old.title is not new.title or old.text is not new.text begin"
+        " insert into posts_fts (posts_fts, rowid, title, text) values ('delete', old.rowid, old.title, old.text);"
+        " insert into posts_fts (rowid, title, text) values (new.rowid, new.title, new.text); end"
+    )
+
+
+@migrations()
+def move_post_bodies_to_the_end_of_their_rows(db: Database) -> None:
+    # A column is read by walking the row up to it: lang, tags and gone_at came after the
+    # text and the Markdown, so each facet and filter on them read every overflow page of
+    # every post it counted. The bodies go last; the table's triggers are made again. The posts
+    # table is shown newest first: an index on published, so that it is not sorted at each page.
+    bodies = ["summary", "text", "markdown"]
+    triggers = [trigger.sql for trigger in db["posts"].triggers]
+    db["posts"].transform(column_order=[c for c in db["posts"].columns_dict if c not in bodies] + bodies)
+    for sql in triggers:
+        db.execute(sql)
+    db["posts"].create_index(["published"])
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
+    register_functions(db.conn)
     migrations.apply(db)

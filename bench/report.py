@@ -30,6 +30,10 @@ def table(runs: list[dict]) -> str:
     row("full crawl: CPU s per page (all processes)", lambda r: _f(r["full_crawl"]["cpu_s_per_page"], 4))
     row("full crawl: peak RSS, MB (all processes)", lambda r: _f(r["full_crawl"]["peak_rss_mb"], 0))
     row("full crawl: database, MB", lambda r: _f(r["full_crawl"]["db_mb"]))
+    row("full crawl: bytes per post, total (posts, versions, captures, trigram index, grams index)",
+        lambda r: " ".join([f"{b['total']:,.0f}", f"({b['posts']:,.0f}, {b['versions']:,.0f}, {b['captures']:,.0f},",
+                            f"{b['trigram index']:,.0f}, {b['grams index']:,.0f})"])
+        if (b := r["full_crawl"].get("bytes_per_post")) else "-")
     row("full crawl: the test server's CPU s", lambda r: _f(r["full_crawl"]["server_cpu_seconds"]))
     row("recrawl, no change: seconds (requests)",
         lambda r: f"{_f(r['recrawl']['seconds'])} ({r['recrawl']['requests']})")
@@ -92,10 +96,48 @@ def targets(runs: list[dict]) -> list[tuple[str, bool, str]]:
     return out
 
 
+def scale_table(scale: dict) -> str:
+    """The search at scale (``bench.search``): the archive, warm and cold searches, index costs, bytes per post."""
+    b = scale["build"]
+    rows = [f"| measure | {b['posts']:,} posts |", "|---|---|",
+            f"| archive built without a crawl: seconds (MB) | {_f(b['seconds'])} ({_f(b['mb'], 0)}) |"]
+    for name, r in scale["warm"].items():
+        rows.append(f"| warm search `{name}`: median / p95 ms (rows) | {_f(r['median_ms'])} / {_f(r['p95_ms'])} "
+                    f"({r.get('error') or r['rows']}) |")
+    for name, r in scale["cold"].items():
+        rows.append(f"| cold first search `{name}`: ms | {_f(r['ms'], 0)}{' (' + r['error'] + ')' if r['error'] else ''} |")
+    for name, ms in scale["index_cost_ms"].items():
+        rows.append(f"| writing a post (25 a transaction, as the writer commits): {name}, ms | {_f(ms, 2)} |")
+    for name, size in scale["bytes_per_post"].items():
+        rows.append(f"| bytes per post: {name} | {size:,.0f} |")
+    return "\n".join(rows)
+
+
+def scale_targets(scale: dict) -> list[tuple[str, bool, str]]:
+    n = f"{scale['build']['posts']:,} posts"
+    out = []
+    for way, what in (("api", "the JSON API"), ("table", "the posts table with count and facets")):
+        warm = {k: v for k, v in scale["warm"].items() if k.startswith(f"{way} ")}
+        median = max(warm.items(), key=lambda kv: kv[1]["median_ms"])
+        p95 = max(warm.items(), key=lambda kv: kv[1]["p95_ms"])
+        out.append((f"search median ≤ 50 ms at {n}, {what} (slowest word)", median[1]["median_ms"] <= 50,
+                    f"{median[1]['median_ms']:.1f} ms (`{median[0]}`)"))
+        out.append((f"search p95 ≤ 150 ms at {n}, {what} (slowest word)", p95[1]["p95_ms"] <= 150,
+                    f"{p95[1]['p95_ms']:.1f} ms (`{p95[0]}`)"))
+    cold = max(scale["cold"].items(), key=lambda kv: kv[1]["ms"])
+    out.append((f"cold first search ≤ 500 ms at {n}, any word length (slowest)", cold[1]["ms"] <= 500,
+                f"{cold[1]['ms']:.0f} ms (`{cold[0]}`)"))
+    errors = [f"{when} `{k}`" for when in ("warm", "cold") for k, v in scale[when].items() if v.get("error")]
+    out.append((f"Datasette's time limit never hit at {n}", not errors, ", ".join(errors) or "no error"))
+    return out
+
+
 def write_report(results: dict, path: Path) -> str:
     """Write ``path`` (keeping its notes section) and return the table and targets as text."""
     runs, m = results["runs"], results["machine"]
-    checks = "\n".join(f"| {name} | {'met' if ok else '**missed**'} | {value} |" for name, ok, value in targets(runs))
+    scale = results.get("search_at_scale")
+    found = targets(runs) + (scale_targets(scale) if scale else [])
+    checks = "\n".join(f"| {name} | {'met' if ok else '**missed**'} | {value} |" for name, ok, value in found)
     body = (
         f"{table(runs)}\n\n\\* trafilatura {results.get('trafilatura_version', '')} run as "
         "`trafilatura --sitemap URL/sitemap.xml --list` then `trafilatura -i LIST -o DIR --markdown --no-comments`, "
@@ -107,7 +149,11 @@ def write_report(results: dict, path: Path) -> str:
         "pages: it names them by a bag-of-words hash of their text, which collides on this synthetic text.\n\n"
         "† After the rest, the blog gets 5 new posts, 10 old ones edited (5 in its feed; each one's sitemap `lastmod` "
         "moves) and 4 deleted (1 in its feed), as `bench.blogs.change_site` does; then one default crawl.\n\n"
-        f"| target | | measured |\n|---|---|---|\n{checks}\n"
+        + (f"Search at scale (`bench/search.py`: an archive built without a crawl, searched through "
+           f"`blogarchive serve`; cold: a fresh server, the archive's file out of the page cache"
+           f"{'; measured on ' + scale['machine']['date'] if 'machine' in scale else ''}):\n\n"
+           f"{scale_table(scale)}\n\n" if scale else "")
+        + f"| target | | measured |\n|---|---|---|\n{checks}\n"
     )
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     notes = old[old.index(NOTES_START):] if NOTES_START in old else f"{NOTES_START}\n"

@@ -10,7 +10,8 @@ For each size, one synthetic blog (``bench.blogs``) is served on 127.0.0.1 by
 - trafilatura's command line on the same sitemap (its config file turns
   SSRF protection and the 5 s sleep off, so that it may fetch 127.0.0.1 at full speed);
 - full-text search through ``blogarchive serve`` (Datasette's JSON API), three ways
-  (``search_latency``);
+  (``search_latency``); then, on an archive of ``--search-posts`` posts built without a crawl,
+  searches warm and cold, the indexes' cost per post written and bytes per post (``bench.search``);
 - start-up: seconds from ``blogarchive crawl`` (a no-change recrawl) starting to its
   first request reaching a server (``first_request``, the median of three);
 - a changed blog (``bench.blogs.change_site``: posts added, old ones edited, some
@@ -38,7 +39,6 @@ import tempfile
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
@@ -50,6 +50,7 @@ import trafilatura
 
 from bench.blogs import EDIT_MARK, change_site, write_site
 from bench.report import write_report
+from bench.search import archive_bytes, search_at_scale, search_urls
 from bench.server import QuietHandler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,8 +58,6 @@ BIN = Path(sys.executable).parent
 CONCURRENCY = 16
 SEARCHES = {"en": ["database", "memory latency"], "zh": ["数据库", "内存"]}
 SEARCH_REPEAT = 20
-# What a program searching asks for (docs/datasette.md): the rows it lists, not 100 posts' full text.
-API_COLUMNS = "&_col=title&_col=url&_col=published"
 
 
 class Sampler:
@@ -197,8 +196,8 @@ def trafilatura_cli(base: str, work: Path, limit: float) -> dict[str, float]:
             "peak_rss_mb": max(found["peak_rss_mb"], usage["peak_rss_mb"]), "posts_per_s": files / seconds}
 
 
-def search_latency(db: Path) -> dict[str, dict[str, float]]:
-    """Median and worst milliseconds of a search, three ways: ``api``, the posts table's ``_search``
+def search_latency(db: Path, searches: dict[str, list[str]] = SEARCHES) -> dict[str, dict[str, float]]:
+    """Median, 95th percentile and worst milliseconds of a search, three ways: ``api``, the posts table's ``_search``
     as a program asks it (``_nocount=1&_nofacet=1`` and three columns, docs/datasette.md);
     ``table``, every column with the count and the five facets the table page shows; ``canned``,
     the ``search`` canned query (100 rows in full, with snippets)."""
@@ -209,12 +208,9 @@ def search_latency(db: Path) -> dict[str, dict[str, float]]:
     try:
         _wait_for(f"http://127.0.0.1:{port}/-/versions.json")
         results = {}
-        for lang, terms in SEARCHES.items():
+        for lang, terms in searches.items():
             for term in terms:
-                q = urllib.parse.quote(term)
-                for name, url in (("api", f"{base}/posts.json?_search={q}&_shape=array&_nocount=1&_nofacet=1{API_COLUMNS}"),
-                                  ("table", f"{base}/posts.json?_search={q}&_shape=array"),
-                                  ("canned", f"{base}/search.json?q={q}&_shape=array")):
+                for name, url in search_urls(base, term).items():
                     times, hits, error = [], 0, None
                     for _ in range(SEARCH_REPEAT):
                         started = time.perf_counter()
@@ -222,14 +218,21 @@ def search_latency(db: Path) -> dict[str, dict[str, float]]:
                             with urllib.request.urlopen(url, timeout=30) as response:
                                 hits = len(json.loads(response.read()))
                         except urllib.error.HTTPError as e:  # 400: over Datasette's time limit (2 s)
-                            error = f"HTTP {e.code}: {json.loads(e.read()).get('error', '')}"
+                            error = http_error(e)
                         times.append((time.perf_counter() - started) * 1000)
                     results[f"{name} {term}"] = {"lang": lang, "median_ms": statistics.median(times),
+                                                 "p95_ms": statistics.quantiles(times, n=20)[-1],
                                                  "max_ms": max(times), "rows": hits, "error": error}
         return results
     finally:
         server.terminate()
         server.wait(10)
+
+
+def http_error(e: urllib.error.HTTPError) -> str:
+    """``HTTP 400: over the time limit`` when Datasette stopped the query, else the status and the start of its message."""
+    message = json.loads(e.read()).get("error", "")
+    return f"HTTP {e.code}: " + ("over the time limit" if "took too long" in message else message[:80])
 
 
 class _Recorder(QuietHandler):
@@ -334,6 +337,7 @@ def bench_size(size: int, work: Path) -> dict:
         result["full_crawl"] = crawl(db, f"{base}/")
         after = psutil.Process(server.pid).cpu_times()
         result["full_crawl"]["server_cpu_seconds"] = (after.user + after.system) - (server_cpu.user + server_cpu.system)
+        result["full_crawl"]["bytes_per_post"] = archive_bytes(db)
         print(f"[{size}] full crawl {result['full_crawl']}", file=sys.stderr)
         result["recrawl"] = crawl(db)
         print(f"[{size}] recrawl {result['recrawl']}", file=sys.stderr)
@@ -364,6 +368,7 @@ def machine() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000", help="Posts per blog, comma-separated (default 1000,10000).")
+    parser.add_argument("--search-posts", type=int, default=100_000, help="Posts of the search at scale (0: none).")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     runs = []
@@ -375,6 +380,9 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     results = {"machine": machine(), "concurrency": CONCURRENCY, "trafilatura_version": trafilatura.__version__,
                "runs": runs}
+    if args.search_posts:
+        with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as work:
+            results["search_at_scale"] = search_at_scale(Path(work), args.search_posts)
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(write_report(results, ROOT / "docs" / "benchmarks.md"))
 

@@ -16,6 +16,17 @@ import pytest
 from blogserver import Blog, BlogServer
 from conftest import ROOT, rows, run_cli
 
+from archive import open_archive, search_posts
+from archive.search import register_functions
+
+
+def search(db: Path, query: str) -> list[dict]:
+    archive = open_archive(db)
+    try:
+        return search_posts(archive, query)
+    finally:
+        archive.close()
+
 
 def posts(db: Path) -> dict[str, dict]:
     return {p["url"]: p for p in rows(db, "select * from posts")}
@@ -179,10 +190,12 @@ def test_reextract_works_offline_and_reports_changes(scenario, tmp_path):
     dst = sqlite3.connect(db)
     src.backup(dst)
     src.close()
+    register_functions(dst)  # the triggers that keep posts_grams call post_grams()
     # an archive made by older code: one post's stored text differs from what extraction now gives
-    dst.execute("update posts set text = 'old extraction' where url = 'http://liar.test/p/post-1/'")
+    dst.execute("update posts set text = 'old extraction 旧文' where url = 'http://liar.test/p/post-1/'")
     dst.commit()
     dst.close()
+    assert [p["url"] for p in search(db, "旧文")] == ["http://liar.test/p/post-1/"]  # through posts_grams
     # the test blogs are down: everything comes from the captures
     dry = run_cli("reextract", "--db", str(db), "--dry-run")
     assert dry.stdout.splitlines() == [
@@ -192,6 +205,7 @@ def test_reextract_works_offline_and_reports_changes(scenario, tmp_path):
     proc = run_cli("reextract", "--source", "liar.test", "--db", str(db))
     assert proc.stdout.splitlines()[-1] == "6 posts re-extracted offline, 1 changed"
     assert posts(db)["http://liar.test/p/post-1/"]["text"] == scenario["recheck"]["posts"]["http://liar.test/p/post-1/"]["text"]
+    assert search(db, "旧文") == []  # the index follows the re-extracted text
     again = run_cli("reextract", "--db", str(db))
     assert again.stdout.splitlines() == ["16 posts re-extracted offline, 0 changed"]
     unknown = run_cli("reextract", "--source", "nope", "--db", str(db), check=False)

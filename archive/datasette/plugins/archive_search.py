@@ -1,15 +1,25 @@
 """Search posts in any language, from Datasette's search box and canned queries.
 
-The archive's FTS5 index uses the trigram tokenizer, which finds nothing for
-words shorter than three characters, common in Chinese (内存). Datasette
-searches a table with ``{fts_pk} in (select rowid from {fts_table} where
-{fts_table} match escape_fts(:search))``, so metadata.yml names as the posts'
-``fts_table`` the temporary view ``posts_search`` made here on every
-connection. MATCH against a column of an ordinary view calls the SQL function
-``match()``, defined here: it answers from the FTS index for words of three
-characters or more and with instr() for shorter ones, every word required.
+The archive has two FTS5 indexes (archive/search.py): ``posts_fts`` (trigram)
+for words of three characters or more, ``posts_grams`` for shorter ones, common
+in Chinese (内存), which the trigram tokenizer cannot find. Datasette searches a
+table with ``{fts_pk} in (select rowid from {fts_table} where {fts_table} match
+escape_fts(:search))``, so metadata.yml names as the posts' ``fts_table`` the
+temporary view ``posts_search`` made here on every connection, the union of three
+arms: ``posts_fts``, ``posts_grams``, and the ids of a search neither index can
+answer alone (a short word beside a long one, a short word with punctuation),
+computed by ``Matches`` and read through ``json_each()``.
+
+SQLite hands the view's MATCH to each arm. ``escape_fts()``, replaced here, turns a
+search into an FTS5 query that exactly one arm answers (``fts_query``): the
+other index finds nothing for it. For the third arm MATCH is ``match(query,
+'scan')``, the SQL function defined here: a constant, evaluated once per
+statement before the arm is read, which computes the ids (or says there are
+none to read). SQLite also checks MATCH again on each row the view returns,
+which ``match()`` answers true.
 """
 
+import json
 import re
 import sqlite3
 import threading
@@ -17,17 +27,21 @@ import time
 from pathlib import Path
 
 from datasette import hookimpl
-from datasette.utils import escape_fts
 from markupsafe import escape
 
-from archive.queries import MIN_TRIGRAM_CHARS
+from archive.search import MIN_TRIGRAM_CHARS, is_gram, post_ids_sql, register_functions
 
 # A quoted phrase ("" is a quote inside it) or a run of non-space characters:
 # both what escape_fts() produces and what a person types.
 TERM = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
 SNIPPET_CHARS = 160
-SUBSTRING = "select id from posts where instr(title, :t) or instr(text, :t)"
-SUBSTRING_ANY_CASE = "select id from posts where instr(lower(title), lower(:t)) or instr(lower(text), lower(:t))"
+# The ASCII characters that are not letters or digits: posts_grams' tokenizer (ascii) splits words at them.
+ASCII_SEPARATOR = re.compile(r"[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]")
+SCANNED = "scan"  # the third arm's MATCH column
+VIEW = """create temp view if not exists posts_search(rowid, posts_search) as
+  select rowid, posts_fts from posts_fts
+  union all select rowid, posts_grams from posts_grams
+  union all select value, '{scanned}' from json_each(posts_search_scanned())""".format(scanned=SCANNED)
 # How stale the matches of a query may be while a crawl commits new posts.
 RECHECK_SECONDS = 0.1
 KEPT_SEARCHES = 64  # searches whose matches are kept, per archive
@@ -41,18 +55,11 @@ def search_terms(query: str | None) -> list[str]:
 
 def matching_post_ids(conn: sqlite3.Connection, terms: list[str]) -> frozenset[int]:
     """Ids of the posts whose title or text contains every term, case-insensitively."""
-    ids: set[int] | None = None
-    long_terms = [t for t in terms if len(t) >= MIN_TRIGRAM_CHARS]
-    if long_terms:
-        fts = " ".join('"{}"'.format(t.replace('"', '""')) for t in long_terms)
-        ids = {r[0] for r in conn.execute("select rowid from posts_fts where posts_fts match ?", [fts])}
-    for term in terms:
-        if len(term) < MIN_TRIGRAM_CHARS:
-            # a word without case (内存) is compared as it is: lowering every text costs more than the search
-            sql = (SUBSTRING if term.lower() == term.upper() else SUBSTRING_ANY_CASE)
-            found = {r[0] for r in conn.execute(sql, {"t": term})}
-            ids = found if ids is None else ids & found
-    return frozenset(ids or ())
+    if not terms:
+        return frozenset()
+    grams = conn.execute("select 1 from sqlite_master where name = 'posts_grams'").fetchone() is not None
+    sql, params = post_ids_sql(terms, grams=grams)
+    return frozenset(r[0] for r in conn.execute(sql, params))
 
 
 class Matches:
@@ -106,26 +113,58 @@ def matches_of(conn: sqlite3.Connection) -> Matches:
         return _matches[path]
 
 
-class PostMatcher:
-    """The ``match(query, post_id)`` SQL function behind ``posts_search``.
+def _phrases(terms: list[str]) -> str:
+    return " ".join('"{}"'.format(t.replace('"', '""')) for t in terms)
 
-    Datasette calls it once per post, for the page, its count and each facet:
-    the ids come from ``Matches`` once per query, and again only after
-    RECHECK_SECONDS, so that most calls are a set lookup.
+
+def fts_query(query: str | None) -> str:
+    """The FTS5 query for a search, which one arm of ``posts_search`` answers: words of three
+    characters or more and no ASCII punctuation, ``posts_fts``; words of one or two letters or
+    digits, ``posts_grams``; else the third arm, for which it is a query neither index matches,
+    ``"q<hex>" NOT "q<hex>"``, with the search in hexadecimal."""
+    terms = search_terms(query)
+    if terms and all(len(t) >= MIN_TRIGRAM_CHARS and not ASCII_SEPARATOR.search(t) for t in terms):
+        return _phrases(terms)
+    if terms and all(is_gram(t) for t in terms):
+        return _phrases([t.lower() for t in terms])
+    key = "q" + (query or "").encode("utf-8").hex()
+    return f'"{key}" NOT "{key}"'
+
+
+def scanned_search(fts: str | None) -> str | None:
+    """The search ``fts_query`` sent to the third arm, None for one an index answers."""
+    found = re.fullmatch(r'"q([0-9a-f]*)" NOT "q\1"', fts or "")
+    return bytes.fromhex(found.group(1)).decode("utf-8") if found else None
+
+
+class ScannedArm:
+    """``match(fts, column)`` and ``posts_search_scanned()``, the SQL functions of one connection.
+
+    ``match(fts, 'scan')`` keeps the ids of the third arm's search, from ``Matches``
+    (again after RECHECK_SECONDS); ``posts_search_scanned()``, called right after in
+    the same statement, returns them as a JSON array.
     """
 
     def __init__(self, matches: Matches):
         self.matches = matches
-        self.query: str | None = None
+        self.search: str | None = None
         self.checked = 0.0
-        self.ids: frozenset[int] = frozenset()
+        self.ids = "[]"
 
-    def __call__(self, query: str | None, post_id: int) -> bool:
+    def match(self, fts: str | None, column: object) -> bool:
+        if column != SCANNED:
+            return True  # a row an index found, checked again above the view
+        search = scanned_search(fts)
+        if search is None:
+            return False
         now = time.monotonic()
-        if query != self.query or now - self.checked > RECHECK_SECONDS:
-            self.ids = self.matches.of(query or "")
-            self.query, self.checked = query, now
-        return post_id in self.ids
+        if search != self.search or now - self.checked > RECHECK_SECONDS:
+            self.ids = json.dumps(sorted(self.matches.of(search)))
+            self.search, self.checked = search, now
+        return True
+
+    def scanned(self) -> str:
+        return self.ids
 
 
 def search_snippet(text: str | None, query: str | None) -> str:
@@ -154,12 +193,14 @@ def search_snippet_html(text: str | None, query: str | None) -> str:
 
 @hookimpl(trylast=True)  # after Datasette's own functions, so that escape_fts below replaces its own
 def prepare_connection(conn: sqlite3.Connection) -> None:
-    # Datasette's escape_fts, declared deterministic: SQLite then calls it once per
-    # search instead of once per post scanned (Datasette's search is ``match escape_fts(:search)``).
-    conn.create_function("escape_fts", 1, escape_fts, deterministic=True)
-    if not conn.execute("select 1 from sqlite_master where name = 'posts_fts'").fetchone():
-        return
-    conn.execute("create temp view if not exists posts_search(rowid, posts_search) as select id, id from posts")
-    conn.create_function("match", 2, PostMatcher(matches_of(conn)))
+    # Deterministic, so that SQLite calls each once per statement, not once per row:
+    # escape_fts (Datasette's search is ``match escape_fts(:search)``) and match('...', 'scan').
+    conn.create_function("escape_fts", 1, fts_query, deterministic=True)
+    register_functions(conn)
+    if conn.execute("select count(*) from sqlite_master where name = 'posts_grams'").fetchone()[0]:
+        arm = ScannedArm(matches_of(conn))
+        conn.create_function("match", 2, arm.match, deterministic=True)
+        conn.create_function("posts_search_scanned", 0, arm.scanned)
+        conn.execute(VIEW)
     conn.create_function("search_snippet", 2, search_snippet, deterministic=True)
     conn.create_function("search_snippet_html", 2, search_snippet_html, deterministic=True)

@@ -1,0 +1,85 @@
+"""Which posts contain every word of a search: each word answered by an index when one can.
+
+Two FTS5 indexes cover the posts' titles and texts:
+
+- ``posts_fts`` (trigram tokenizer) finds any substring of three characters
+  or more, in any script;
+- ``posts_grams`` finds words of one or two letters or digits (内, 内存, go):
+  each post is indexed as the set of its one- and two-character *grams*,
+  taken from each run of letters and digits, lower-cased (``post_grams``).
+  It is contentless (the grams are not stored twice) and keeps no positions
+  (``detail=none``): a word of two characters is one token, found or not.
+
+A word shorter than three characters that is not all letters and digits
+(``c#``) is matched with ``instr()`` over every post, as before either index.
+The triggers that keep ``posts_grams`` current call ``post_grams()``, which
+every connection that writes posts registers (``register_functions``).
+"""
+
+import re
+import sqlite3
+from typing import Any
+
+MIN_TRIGRAM_CHARS = 3
+RUN = re.compile(r"[^\W_]+")  # letters and digits, in any script
+BIGRAM = re.compile(r"(?=([^\W_]{2}))")  # every two of them side by side, overlapping
+
+FTS_IDS = "select rowid from posts_fts where posts_fts match :fts"
+GRAMS_IDS = "select rowid from posts_grams where posts_grams match :grams"
+SUBSTRING = "(instr(title, :{0}) > 0 or instr(text, :{0}) > 0)"
+SUBSTRING_ANY_CASE = "(instr(lower(title), lower(:{0})) > 0 or instr(lower(text), lower(:{0})) > 0)"
+
+
+def post_grams(title: str | None, text: str | None, protected: str | None = None) -> str:
+    """The one- and two-character grams of a post's title and text (of its title only when it
+    is protected), space-separated, each once: what ``posts_grams`` indexes for it.
+
+    The triggers delete a post's old grams by computing them again, so a change to what
+    this returns needs a migration that rebuilds the index.
+    """
+    runs: set[str] = set()  # each run once: English repeats its words
+    for value in (title, None if protected else text):
+        runs.update(RUN.findall((value or "").lower()))
+    joined = " ".join(runs)
+    grams = set(joined) - {" "}
+    grams.update(BIGRAM.findall(joined))
+    return " ".join(grams)
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions the archive's triggers call, on ``conn``."""
+    conn.create_function("post_grams", 3, post_grams, deterministic=True)
+
+
+def is_gram(word: str) -> bool:
+    """Whether ``posts_grams`` answers ``word``: one or two letters or digits."""
+    word = word.lower()
+    return len(word) < MIN_TRIGRAM_CHARS and RUN.fullmatch(word) is not None
+
+
+def _fts_phrases(words: list[str]) -> str:
+    return " ".join('"{}"'.format(w.replace('"', '""')) for w in words)
+
+
+def post_ids_sql(words: list[str], *, grams: bool = True) -> tuple[str, dict[str, Any]]:
+    """``select id ...`` of the posts whose title or text contains every word, and its parameters.
+
+    Words of three characters or more go to ``posts_fts``, shorter ones of letters and digits
+    to ``posts_grams`` (unless ``grams`` is False: an archive not migrated yet), the rest to
+    ``instr()``.
+    """
+    long = [w for w in words if len(w) >= MIN_TRIGRAM_CHARS]
+    short = [w for w in words if len(w) < MIN_TRIGRAM_CHARS and grams and is_gram(w)]
+    scanned = [w for w in words if len(w) < MIN_TRIGRAM_CHARS and w not in short]
+    params: dict[str, Any] = {}
+    where = []
+    if long:
+        params["fts"] = _fts_phrases(long)
+        where.append(f"id in ({FTS_IDS})")
+    if short:
+        params["grams"] = _fts_phrases([w.lower() for w in short])
+        where.append(f"id in ({GRAMS_IDS})")
+    for i, word in enumerate(scanned):
+        params[f"w{i}"] = word
+        where.append((SUBSTRING if word.lower() == word.upper() else SUBSTRING_ANY_CASE).format(f"w{i}"))
+    return "select id from posts where " + " and ".join(where or ["0"]), params

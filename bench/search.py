@@ -1,0 +1,231 @@
+"""Search at scale, for ``bench.run`` (``make bench``); alone: ``python -m bench.search [--posts 100000]``.
+
+- ``build_archive``: an archive of ``posts`` bench-blog posts (``bench.blogs``' text, every other
+  post Chinese) inserted with sqlite-utils in transactions of 1,000 posts, through the archive's
+  own schema and triggers, instead of crawling that many pages. Their paragraphs are drawn from
+  those of ``POOL`` generated posts (generating 100,000 costs minutes), with their dates spread
+  over ten years and three tags each, as ``make_posts`` does;
+- ``search_latency`` (``bench.run``): warm searches through ``blogarchive serve``;
+- ``cold_search``: the first search of a fresh ``blogarchive serve``, the archive's file dropped
+  from the page cache first (``posix_fadvise``), one server per word and way;
+- ``index_cost``: milliseconds of writing a post with each index kept by its per-row trigger,
+  against none, and the trigram one written per batch of ``MAX_BATCH`` posts or rebuilt at the end;
+- ``archive_bytes``: bytes per post of the posts, their versions, captures and each index (``dbstat``).
+"""
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from archive import ensure_source, open_archive
+from archive.writer import MAX_BATCH
+from bench.blogs import TAGS, make_posts
+
+POOL = 2_000
+SEARCHES = {"en": ["database", "memory latency"], "zh": ["数据库", "内存", "内"]}
+BASE = "http://bench.test"
+GROUPS = {  # dbstat's table names -> what they are part of
+    "posts": ("posts", "post_aliases", "provenance", "sqlite_autoindex_post_aliases_1", "idx_posts_url",
+              "idx_posts_source_id_published", "idx_posts_guid", "idx_posts_published", "idx_post_aliases_post_id", "idx_provenance_post_id_field"),
+    "versions": ("post_versions", "idx_post_versions_post_id_id"),
+    "captures": ("captures", "capture_bodies", "sqlite_autoindex_capture_bodies_1", "idx_captures_url_id", "fetches",
+                 "sqlite_autoindex_fetches_1", "idx_fetches_source_id"),
+    "trigram index": ("posts_fts", "posts_fts_data", "posts_fts_idx", "posts_fts_docsize", "posts_fts_config"),
+    "grams index": ("posts_grams", "posts_grams_data", "posts_grams_idx", "posts_grams_config"),
+}
+
+
+def post_rows(count: int, source_id: int):
+    """``count`` rows of the posts table, deterministic."""
+    pool = make_posts(POOL)
+    paragraphs = {lang: [p for post in pool if post.lang == lang for p in post.paragraphs] for lang in ("en", "zh")}
+    titles = {lang: [post.title for post in pool if post.lang == lang] for lang in ("en", "zh")}
+    start, step = datetime(2015, 1, 1, 8, tzinfo=timezone.utc), timedelta(days=3650) / count
+    for i in range(count):
+        rng = random.Random(f"scale-{i}")
+        lang = "zh" if i % 2 else "en"
+        body = rng.sample(paragraphs[lang], rng.randint(10, 16))
+        when = f"{start + step * i:%Y-%m-%dT%H:%M:%SZ}"
+        yield {"id": i + 1, "source_id": source_id, "url": f"{BASE}/posts/{i}/", "title": rng.choice(titles[lang]),
+               "published": when, "text": "\n".join(body), "markdown": "\n\n".join(body), "lang": lang,
+               "tags": json.dumps(sorted(rng.sample(TAGS, 3))), "word_count": sum(len(p.split()) for p in body),
+               "first_seen": when, "last_seen": when}
+
+
+def build_archive(path: Path, count: int) -> dict:
+    """The archive of ``count`` posts at ``path``: seconds to build it, and its size."""
+    started = time.monotonic()
+    db = open_archive(path)
+    source = ensure_source(db, f"{BASE}/")
+    rows = post_rows(count, source["id"])
+    while True:
+        chunk = [row for _, row in zip(range(1000), rows)]
+        if not chunk:
+            break
+        with db.atomic():
+            db["posts"].insert_all(chunk)
+    db.execute("pragma wal_checkpoint(truncate)")
+    db.close()
+    return {"posts": count, "seconds": time.monotonic() - started, "mb": path.stat().st_size / 2**20}
+
+
+def archive_bytes(path: Path) -> dict:
+    """Bytes per post of each part of the archive at ``path`` (``GROUPS``; the rest is ``other``)."""
+    conn = sqlite3.connect(path)
+    try:
+        posts = conn.execute("select count(*) from posts").fetchone()[0]
+        sizes = dict(conn.execute("select name, sum(pgsize) from dbstat group by name"))
+    finally:
+        conn.close()
+    out = {group: sum(sizes.pop(name, 0) for name in names) / posts for group, names in GROUPS.items()}
+    out["other"] = sum(sizes.values()) / posts
+    out["total"] = sum(out.values())
+    return out
+
+
+def _evict(path: Path) -> None:
+    """Drop the archive's files from the page cache: the next read comes from the disk."""
+    for name in (path, Path(f"{path}-wal")):
+        if name.exists():
+            fd = os.open(name, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+# What a program searching asks for (docs/datasette.md): the rows it lists, not 100 posts' full text.
+API_COLUMNS = "&_col=title&_col=url&_col=published"
+
+
+def search_urls(base: str, term: str) -> dict[str, str]:
+    """The three ways of ``bench.run.search_latency``."""
+    q = urllib.parse.quote(term)
+    return {"api": f"{base}/posts.json?_search={q}&_shape=array&_nocount=1&_nofacet=1{API_COLUMNS}",
+            "table": f"{base}/posts.json?_search={q}&_shape=array",
+            "canned": f"{base}/search.json?q={q}&_shape=array"}
+
+
+def cold_search(db: Path, searches: dict[str, list[str]] = SEARCHES) -> dict:
+    """Milliseconds of the first search of a fresh ``blogarchive serve`` on an archive out of the page cache."""
+    from bench.run import BIN, _free_port, _wait_for, http_error
+
+    results = {}
+    for terms in searches.values():
+        for term in terms:
+            for way in ("api", "table"):
+                _evict(db)
+                port = _free_port()
+                server = subprocess.Popen([str(BIN / "blogarchive"), "serve", "--db", str(db), "--port", str(port)],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                try:
+                    _wait_for(f"http://127.0.0.1:{port}/-/versions.json")
+                    url = search_urls(f"http://127.0.0.1:{port}/{db.stem}", term)[way]
+                    started, error = time.perf_counter(), None
+                    try:
+                        urllib.request.urlopen(url, timeout=60).read()
+                    except urllib.error.HTTPError as e:
+                        error = http_error(e)
+                    results[f"{way} {term}"] = {"ms": (time.perf_counter() - started) * 1000, "error": error}
+                finally:
+                    server.terminate()
+                    server.wait(10)
+    return results
+
+
+SQLITE_UTILS_UPDATE = """drop trigger posts_au; create trigger posts_au after update on posts begin
+  insert into posts_fts (posts_fts, rowid, title, text) values ('delete', old.rowid, old.title, old.text);
+  insert into posts_fts (rowid, title, text) values (new.rowid, new.title, new.text); end"""
+
+
+def index_cost(work: Path, count: int = 2_000) -> dict:
+    """Milliseconds per post of the full-text indexes, posts written ``MAX_BATCH`` a transaction (as the
+    writer commits them): each index by its trigger against none; the trigram one per batch or rebuilt."""
+    rows = list(post_rows(count, 1))
+
+    def write(name: str, drop: tuple[str, ...], after_batch: str | None = None, at_end: str | None = None,
+              touch: str | None = None) -> float:
+        path = work / f"cost-{name}.db"
+        db = open_archive(path)
+        ensure_source(db, f"{BASE}/")
+        for trigger in drop:
+            db.execute(f"drop trigger {trigger}")
+        started = time.perf_counter()
+        for i in range(0, count, MAX_BATCH):
+            with db.atomic():
+                db["posts"].insert_all(rows[i : i + MAX_BATCH])
+                if after_batch:
+                    db.execute(after_batch, [i])
+        if at_end:
+            with db.atomic():
+                db.execute(at_end)
+        if touch is not None:  # then a recrawl that finds every post unchanged: only last_seen is written
+            db.conn.executescript(touch)
+            started = time.perf_counter()
+            for i in range(0, count, MAX_BATCH):
+                with db.atomic():
+                    db.execute("update posts set last_seen = 'now', title = title, text = text where id > ? and id <= ?",
+                               [i, i + MAX_BATCH])
+        seconds = time.perf_counter() - started
+        db.close()
+        for file in work.glob(f"cost-{name}.db*"):
+            file.unlink()
+        return seconds * 1000 / count
+
+    none = write("none", ("posts_ai", "posts_grams_ai"))
+    return {
+        "no index": none,
+        "trigram, per row (trigger)": write("trigram", ("posts_grams_ai",)) - none,
+        "trigram, per batch": write("batch", ("posts_ai", "posts_grams_ai"), after_batch=(
+            "insert into posts_fts (rowid, title, text) select id, title, text from posts where id > ?")) - none,
+        "trigram, rebuilt at the end": write("rebuild", ("posts_ai", "posts_grams_ai"),
+                                            at_end="insert into posts_fts (posts_fts) values ('rebuild')") - none,
+        "grams, per row (trigger)": write("grams", ("posts_ai",)) - none,
+        "both, per row (triggers)": write("both", ()) - none,
+        "unchanged post, sqlite-utils' update trigger": write("touch-old", (), touch=SQLITE_UTILS_UPDATE),
+        "unchanged post, update trigger on title and text changes": write("touch-new", (), touch=""),
+    }
+
+
+def search_at_scale(work: Path, posts: int) -> dict:
+    """Everything above on one archive of ``posts`` posts."""
+    from bench.run import search_latency
+
+    db = work / "scale.db"
+    result = {"build": build_archive(db, posts)}
+    result["bytes_per_post"] = archive_bytes(db)
+    result["cold"] = cold_search(db)
+    result["warm"] = search_latency(db, SEARCHES)
+    result["index_cost_ms"] = index_cost(work)
+    return result
+
+
+def main() -> None:
+    """Only the search at scale: its results replace those of bench/results.json, docs/benchmarks.md is written again."""
+    from bench.report import write_report
+    from bench.run import ROOT, machine
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--posts", type=int, default=100_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as work:
+        scale = search_at_scale(Path(work), args.posts)
+    path = ROOT / "bench" / "results.json"
+    results = json.loads(path.read_text())
+    results["search_at_scale"] = {**scale, "machine": machine()}
+    path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(write_report(results, ROOT / "docs" / "benchmarks.md"))
+
+
+if __name__ == "__main__":
+    main()

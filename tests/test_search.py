@@ -1,0 +1,118 @@
+"""Search through the two indexes: trigram for words of three characters or more, posts_grams for shorter ones."""
+
+import sqlite3
+
+import pytest
+from sqlite_utils import Database
+
+from archive import ensure_source, open_archive, save_post, search_posts, start_run
+from archive.schema import migrations
+from archive.search import post_grams, post_ids_sql
+
+POSTS = {
+    "https://blog.test/p/1": ("WAL notes", "SQLite in WAL mode, go and C# too."),
+    "https://blog.test/p/2": ("内存泄漏", "一次内存泄漏的排查。"),
+    "https://blog.test/p/3": ("索引", "数据库索引的笔记"),
+    "https://blog.test/p/4": ("笔记", "内容不多：存储与内核"),
+}
+
+
+def urls(rows):
+    return sorted(r["url"] for r in rows)
+
+
+@pytest.fixture
+def db(db_path):
+    db = open_archive(db_path)
+    ensure_source(db, "https://blog.test/")
+    run = start_run(db, [1])
+    for url, (title, text) in POSTS.items():
+        save_post(db, {"source_id": 1, "url": url, "title": title, "text": text}, run_id=run)
+    yield db
+    db.close()
+
+
+def plan(db, words):
+    """The steps of the query that finds the posts with every word: ``SCAN posts`` reads every post."""
+    sql, params = post_ids_sql(words)
+    return [r[3] for r in db.execute(f"explain query plan {sql}", params)]
+
+
+def reads_every_post(steps):
+    return any(step.split()[:2] == ["SCAN", "posts"] for step in steps)
+
+
+def test_post_grams_are_the_one_and_two_character_pieces_of_each_run():
+    assert set(post_grams("内存", "Go, C#! go", None).split()) == {"c", "g", "go", "o", "内", "内存", "存"}
+    assert set(post_grams("Title", "secret text", "encrypted").split()) == set(post_grams("Title", None, None).split())
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("内", ["https://blog.test/p/2", "https://blog.test/p/4"]),  # one character
+    ("内存", ["https://blog.test/p/2"]),  # two characters
+    ("内存 排查", ["https://blog.test/p/2"]),
+    ("笔记", ["https://blog.test/p/3", "https://blog.test/p/4"]),  # in a title of its own, in a text
+    ("存内", []),  # the two characters, but never side by side
+    ("GO", ["https://blog.test/p/1"]),  # any case
+])
+def test_short_words_are_found_through_the_grams_index(db, query, expected):
+    assert urls(search_posts(db, query)) == expected
+    steps = plan(db, query.split())
+    assert "SCAN posts_grams VIRTUAL TABLE INDEX 0:M1" in steps and not reads_every_post(steps), steps
+
+
+def test_long_and_english_words_still_use_the_trigram_index(db):
+    assert urls(search_posts(db, "sqlite")) == ["https://blog.test/p/1"]
+    assert urls(search_posts(db, "数据库")) == ["https://blog.test/p/3"]
+    assert urls(search_posts(db, "数据库 索引")) == ["https://blog.test/p/3"]
+    assert urls(search_posts(db, "sqlite 内存")) == []
+    assert urls(search_posts(db, "内存 泄漏的")) == ["https://blog.test/p/2"]  # both indexes, every word required
+    steps = plan(db, ["内存", "泄漏的"])
+    assert not reads_every_post(steps) and {"SCAN posts_fts VIRTUAL TABLE INDEX 0:M2", "SCAN posts_grams VIRTUAL TABLE INDEX 0:M1"} <= set(steps)
+
+
+def test_a_short_word_of_punctuation_is_still_found_by_reading_the_posts(db):
+    assert urls(search_posts(db, "C#")) == ["https://blog.test/p/1"]
+    assert reads_every_post(plan(db, ["C#"]))
+
+
+def test_the_index_follows_updates_and_deletes(db):
+    run = start_run(db, [1])
+    save_post(db, {"source_id": 1, "url": "https://blog.test/p/2", "title": "排查", "text": "网络问题"}, run_id=run)
+    assert search_posts(db, "内存") == [] and urls(search_posts(db, "网络")) == ["https://blog.test/p/2"]
+    db.execute("update posts set last_seen = 'later' where id = 2")  # no title or text change: not indexed again
+    assert urls(search_posts(db, "网络")) == ["https://blog.test/p/2"]
+    with db.atomic():
+        db.execute("delete from posts where id = 2")
+    assert search_posts(db, "网络") == [] and search_posts(db, "排查") == []
+    db.execute("insert into posts_grams (posts_grams) values ('integrity-check')")
+
+
+def test_a_protected_posts_body_is_never_indexed(db):
+    run = start_run(db, [1])
+    save_post(db, {"source_id": 1, "url": "https://blog.test/p/9", "title": "日记", "text": "密文",
+                   "protected": "encrypted"}, run_id=run)
+    assert search_posts(db, "密文") == []
+    assert urls(search_posts(db, "日记")) == ["https://blog.test/p/9"]
+    db.execute("update posts set protected = null where id = 5")  # readable after all: its body is indexed
+    assert urls(search_posts(db, "密文")) == ["https://blog.test/p/9"]
+    db.execute("update posts set protected = 'encrypted' where id = 5")
+    assert search_posts(db, "密文") == []
+    db.execute("insert into posts_grams (posts_grams) values ('integrity-check')")
+
+
+def test_an_archive_from_before_the_index_is_migrated(db_path):
+    old = Database(sqlite3.connect(db_path))
+    migrations.apply(old, stop_before="add_short_word_index")
+    old["sources"].insert({"id": 1, "name": "blog", "url": "https://blog.test/", "scope": "https://blog.test/", "enabled": 1})
+    old["posts"].insert({"id": 1, "source_id": 1, "url": "https://blog.test/p/1", "title": "内存", "text": "泄漏"})
+    old.close()
+    db = open_archive(db_path)
+    assert urls(search_posts(db, "泄漏")) == ["https://blog.test/p/1"]
+    assert urls(search_posts(db, "内")) == ["https://blog.test/p/1"]
+    assert not reads_every_post(plan(db, ["内"]))
+    assert migrations.pending(db) == []
+    assert list(db["posts"].columns_dict)[-3:] == ["summary", "text", "markdown"]  # the small columns first
+    assert {t.name for t in db["posts"].triggers} == {
+        "posts_ai", "posts_ad", "posts_au", "posts_grams_ai", "posts_grams_ad", "posts_grams_au"}
+    assert db.execute("pragma foreign_key_check").fetchall() == []
