@@ -64,7 +64,7 @@ def test_diff_is_unified_over_title_and_markdown(db):
     old, new = list_versions(db, URL)
     diff = diff_versions(old, new).splitlines()
     assert diff[0].startswith("--- version 1 (") and diff[1].startswith("+++ version 2 (")
-    assert [l for l in diff[2:] if l[:1] in "+-"] == ["-# Hello", "+# Hello again", "-two", "+TWO"]
+    assert [line for line in diff[2:] if line[:1] in "+-"] == ["-# Hello", "+# Hello again", "-two", "+TWO"]
 
 
 def test_history_of_an_unknown_post(db):
