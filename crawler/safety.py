@@ -75,7 +75,9 @@ class PrivateAddressMiddleware:
     def trusted(self) -> set[str]:
         """``host[:port]`` of what the user typed: the seeds' hosts and the mirrors they map to."""
         hosts = set(getattr(self.crawler.spider, "trusted_hosts", ()))
-        hosts |= {host_of(base) for base in self.crawler.settings.getdict("ARCHIVE_MAP_HOSTS").values()}
+        host_map = self.crawler.settings.getdict("ARCHIVE_MAP_HOSTS")
+        # a mapped host is never asked for itself: its requests go to the mirror the user named
+        hosts |= {host_of(base) for base in host_map.values()} | {host.lower() for host in host_map}
         return hosts
 
     async def process_request(self, request: Request) -> None:
