@@ -123,6 +123,16 @@ def media_states(db: Database, urls: list[str]) -> dict[str, str]:
     return states
 
 
+def archived_media(db: Database, source_id: int) -> dict[str, list[str]]:
+    """The source's archived images, each with the posts that show it."""
+    shown: dict[str, list[str]] = {}
+    for row in db.query(
+            "select m.url, p.url post from media m join post_media pm on pm.media_id = m.id join posts p on p.id = pm.post_id "
+            "where p.source_id = ? and m.status = ? order by p.id, pm.position", [source_id, OK]):
+        shown.setdefault(row["url"], []).append(row["post"])
+    return shown
+
+
 def source_media_bytes(db: Database, source_id: int) -> int:
     """Bytes of the images archived for the source's posts."""
     return db.execute(

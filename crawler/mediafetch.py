@@ -7,7 +7,9 @@ whole), an image on at least ``THEME_SHARE`` of the blog's pages (and on
 ``THEME_MIN_PAGES``) is the theme's: its links to posts are removed and it is
 never fetched. The other images are asked for then, through the same
 downloader as pages (robots.txt, delays, Retry-After, the internal-address
-policy, conditional requests); one archived already is never asked for again.
+policy, conditional requests); one archived already is never asked for again,
+but in a ``--recheck`` run, which revalidates every archived image with a
+conditional request (a 304 costs no body).
 
 ``MediaCheckMiddleware`` reads each image's answer before it is captured: bytes
 that are not an image (an HTML error page served as ``image/png``), or that
@@ -55,6 +57,7 @@ class MediaLedger:
         self.max_file, self.max_post, self.max_source = max_file, max_post, max_source
         self.source_bytes = source_bytes
         self.post_bytes: Counter[str] = Counter()
+        self.rechecked = False  # a --recheck run asked for the archived images once
 
     def note_page(self, images: set[str]) -> None:
         self.pages += 1

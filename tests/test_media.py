@@ -172,6 +172,21 @@ def test_a_recrawl_with_no_change_fetches_no_image_again(crawled, servers, tmp_p
     assert statuses(again) == statuses(db)
 
 
+def test_a_recheck_revalidates_each_archived_image_with_a_conditional_request(crawled, servers, tmp_path: Path) -> None:
+    db, _, _ = crawled
+    blog, cdn = servers
+    again = tmp_path / "again.db"
+    again.write_bytes(db.read_bytes())
+    blog.take_hits(), cdn.take_hits()
+    media_crawl(again, blog, cdn, "--recheck")
+    images = [h for h in blog.take_hits() + cdn.take_hits() if h.path.startswith(("/img/", "/c/"))]
+    archived = [u for u, s in statuses(db).items() if s == "ok"]
+    assert sorted(h.path for h in images if h.status == 304) == sorted(u.removeprefix(f"http://{CDN}") for u in archived)
+    assert all(h.conditional for h in images if h.status == 304)
+    assert statuses(again) == statuses(db)
+    assert rows(again, "select count(*) n from capture_bodies") == rows(db, "select count(*) n from capture_bodies")
+
+
 def test_media_metadata_records_the_urls_and_fetches_nothing(servers, tmp_path: Path) -> None:
     blog, cdn = servers
     blog.take_hits(), cdn.take_hits()

@@ -28,7 +28,7 @@ from w3lib.encoding import http_content_type_encoding
 
 from archive import ensure_sources, find_sources
 from archive.captures import body_sha256
-from archive.media import OK, THEME, mark_theme_media, media_states, sniff_image, source_media_bytes, theme_media
+from archive.media import OK, THEME, archived_media, mark_theme_media, media_states, sniff_image, source_media_bytes, theme_media
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import host_of, url_key
 
@@ -166,6 +166,10 @@ class BlogSpider(Spider):
             self.crawler.stats.inc_value("media/theme", len(theme))
         wanted = state.media.take()
         known = media_states(self.store.db, list(wanted))
+        if self.mode == "recheck" and state.media.mode == "all" and not state.media.rechecked:
+            state.media.rechecked = True  # every archived image revalidated too (a conditional request each)
+            wanted |= archived_media(self.store.db, state.id)
+            known = {}
         for url, posts in wanted.items():
             if known.get(url) not in (OK, THEME):
                 self.crawler.stats.inc_value("media/requests")
