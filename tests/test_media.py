@@ -1,6 +1,7 @@
 """Post media: which images a post shows, fetched through the crawl, checked, capped, stored once."""
 
 import io
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -185,6 +186,21 @@ def test_a_recheck_revalidates_each_archived_image_with_a_conditional_request(cr
     assert all(h.conditional for h in images if h.status == 304)
     assert statuses(again) == statuses(db)
     assert rows(again, "select count(*) n from capture_bodies") == rows(db, "select count(*) n from capture_bodies")
+
+
+def test_reextract_keeps_the_links_between_posts_and_their_media(crawled, tmp_path: Path) -> None:
+    db, _, _ = crawled
+    again = tmp_path / "again.db"
+    again.write_bytes(db.read_bytes())
+    links = "select p.url, pm.media_id, pm.alt from post_media pm join posts p on p.id = pm.post_id order by p.url, pm.position"
+    before = rows(again, links)
+    conn = sqlite3.connect(again)
+    with conn:
+        conn.execute("update posts set text = 'stale', markdown = 'stale'")
+    conn.close()
+    out = run_cli("reextract", "--db", str(again)).stdout
+    assert "changed" in out
+    assert rows(again, links) == before
 
 
 def test_media_metadata_records_the_urls_and_fetches_nothing(servers, tmp_path: Path) -> None:
