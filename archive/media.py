@@ -96,15 +96,19 @@ def save_media_file(db: Database, url: str, *, status: str, sha256: str | None =
 
 def mark_theme_media(db: Database, source_id: int, urls: list[str]) -> int:
     """The blog's theme shows these images on its pages: no post's media. Return the links removed."""
-    removed = 0
+    removed, posts = 0, set()
     with db.atomic():
         for url in urls:
             row = db.execute("select id from media where url = ?", [normalize_url(url)]).fetchone()
             if row:
-                removed += db.execute(
-                    "delete from post_media where media_id = ? and post_id in (select id from posts where source_id = ?)",
-                    [row[0], source_id]).rowcount
+                mine = "media_id = ? and post_id in (select id from posts where source_id = ?)"
+                posts |= {r[0] for r in db.execute(f"select post_id from post_media where {mine}", [row[0], source_id])}
+                removed += db.execute(f"delete from post_media where {mine}", [row[0], source_id]).rowcount
                 db.execute("update media set status = ? where id = ?", [THEME, row[0]])
+        for post_id in posts:  # the links left numbered from 0 again, as a new extraction numbers them
+            kept = list(db.query("select media_id, alt from post_media where post_id = ? order by position", [post_id]))
+            db.execute("delete from post_media where post_id = ?", [post_id])
+            db["post_media"].insert_all({"post_id": post_id, "position": i, **r} for i, r in enumerate(kept))
     return removed
 
 

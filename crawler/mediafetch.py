@@ -98,9 +98,10 @@ class MediaLedger:
             self.post_bytes[post] += size
         return None
 
-    def request(self, url: str, posts: list[str], **kwargs: Any) -> Request:
-        return Request(url, priority=MEDIA_PRIORITY, dont_filter=True,
-                       meta={MEDIA: self, POSTS: posts, "download_maxsize": self.max_file}, **kwargs)
+    def request(self, url: str, posts: list[str], source_id: int, **kwargs: Any) -> Request:
+        """A request for the image at ``url`` that ``posts`` of the source show (its capture is the source's)."""
+        return Request(url, priority=MEDIA_PRIORITY, dont_filter=True, **kwargs,
+                       meta={MEDIA: self, POSTS: posts, "source_id": source_id, "download_maxsize": self.max_file})
 
 
 def ledger_for(settings: Any, mode: str | None, *, theme: set[str], source_bytes: int) -> MediaLedger:

@@ -9,6 +9,7 @@ from conftest import rows, run_cli
 from lxml import html
 from mediablog import CDN, HOST, SiteServer, image, media_blog, media_cdn
 from PIL import Image
+from warcio.archiveiterator import ArchiveIterator
 
 from archive.media import sniff_image
 from crawler.media import article_media, best_srcset, page_images
@@ -192,7 +193,7 @@ def test_reextract_keeps_the_links_between_posts_and_their_media(crawled, tmp_pa
     db, _, _ = crawled
     again = tmp_path / "again.db"
     again.write_bytes(db.read_bytes())
-    links = "select p.url, pm.media_id, pm.alt from post_media pm join posts p on p.id = pm.post_id order by p.url, pm.position"
+    links = "select p.url, pm.position, pm.media_id, pm.alt from post_media pm join posts p on p.id = pm.post_id order by 1, 2"
     before = rows(again, links)
     conn = sqlite3.connect(again)
     with conn:
@@ -201,6 +202,33 @@ def test_reextract_keeps_the_links_between_posts_and_their_media(crawled, tmp_pa
     out = run_cli("reextract", "--db", str(again)).stdout
     assert "changed" in out
     assert rows(again, links) == before
+
+
+def test_markdown_export_writes_each_post_s_images_beside_it(crawled, tmp_path: Path) -> None:
+    db, _, _ = crawled
+    out = tmp_path / "md"
+    run_cli("export", "markdown", "-o", str(out), "--db", str(db))
+    post = next(p for p in out.rglob("*.md") if "Post-1-" in p.name)
+    text = post.read_text(encoding="utf-8")
+    folder = post.with_suffix("")
+    assert sorted(f.name for f in folder.iterdir()) == ["01-diagram.png", "02-photo-large.jpg", "03-cover.webp"]
+    assert f"![A diagram]({folder.name}/01-diagram.png)" in text and f"]({folder.name}/03-cover.webp)" in text
+    assert (folder / "01-diagram.png").read_bytes() == media_blog()["/img/diagram.png"][1]
+    assert "http://media.test/img/" not in text
+    third = next(p for p in out.rglob("*.md") if "Post-3-" in p.name)
+    assert [f.name for f in third.with_suffix("").iterdir()] == ["01-shared.png"]  # the 404 has no file
+
+
+def test_the_warc_export_holds_the_image_records(crawled, tmp_path: Path) -> None:
+    db, _, _ = crawled
+    warc = tmp_path / "media.warc.gz"
+    run_cli("export", "warc", "-o", str(warc), "--source", HOST, "--db", str(db))
+    with warc.open("rb") as f:
+        records = {r.rec_headers.get_header("WARC-Target-URI"): (r.http_headers.get_header("Content-Type"), r.content_stream().read())
+                   for r in ArchiveIterator(f) if r.rec_type == "response"}
+    assert records[f"{BASE}/img/diagram.png"] == ("image/png", media_blog()["/img/diagram.png"][1])
+    assert records[f"http://{CDN}/c/remote.png"][0] == "image/png"
+    assert f"{BASE}/img/fake.jpg" not in records and f"{BASE}/img/huge.png" not in records
 
 
 def test_media_metadata_records_the_urls_and_fetches_nothing(servers, tmp_path: Path) -> None:

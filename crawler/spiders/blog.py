@@ -173,7 +173,7 @@ class BlogSpider(Spider):
         for url, posts in wanted.items():
             if known.get(url) not in (OK, THEME):
                 self.crawler.stats.inc_value("media/requests")
-                yield state.media.request(url, posts, callback=self.parse_media, errback=self.on_media_error,
+                yield state.media.request(url, posts, state.id, callback=self.parse_media, errback=self.on_media_error,
                                           cb_kwargs={"state": state, "url": url})
 
     @cached_property
