@@ -620,7 +620,9 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
             db.close()
         handlers = {"file": None, "data": None, "ftp": None, "s3": None, "http": REPLAY_HANDLER, "https": REPLAY_HANDLER}
         options = CrawlOptions(host_map=_replay_hosts(list(sources.values())), delay=0, concurrency=16, mode="full",
-                               quiet=quiet, settings={"DOWNLOAD_HANDLERS": json.dumps(handlers)})
+                               quiet=quiet,
+                               # the images are not in the captures: their URLs are listed, the next crawl fetches them
+                               settings={"DOWNLOAD_HANDLERS": json.dumps(handlers), "ARCHIVE_MEDIA": "metadata"})
         _report(_launch(db_path, tuple(sources), options, lock))
     finally:
         release_lock(lock)

@@ -127,12 +127,12 @@ def media_states(db: Database, urls: list[str]) -> dict[str, str]:
     return states
 
 
-def archived_media(db: Database, source_id: int) -> dict[str, list[str]]:
-    """The source's archived images, each with the posts that show it."""
+def shown_images(db: Database, source_id: int, status: str) -> dict[str, list[str]]:
+    """The images of that status the source's posts show, each with those posts."""
     shown: dict[str, list[str]] = {}
     for row in db.query(
             "select m.url, p.url post from media m join post_media pm on pm.media_id = m.id join posts p on p.id = pm.post_id "
-            "where p.source_id = ? and m.status = ? order by p.id, pm.position", [source_id, OK]):
+            "where p.source_id = ? and m.kind = 'image' and m.status = ? order by p.id, pm.position", [source_id, status]):
         shown.setdefault(row["url"], []).append(row["post"])
     return shown
 

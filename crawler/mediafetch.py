@@ -7,9 +7,10 @@ whole), an image on at least ``THEME_SHARE`` of the blog's pages (and on
 ``THEME_MIN_PAGES``) is the theme's: its links to posts are removed and it is
 never fetched. The other images are asked for then, through the same
 downloader as pages (robots.txt, delays, Retry-After, the internal-address
-policy, conditional requests); one archived already is never asked for again,
-but in a ``--recheck`` run, which revalidates every archived image with a
-conditional request (a 304 costs no body).
+policy, conditional requests), with those an earlier run left listed (an
+interrupted crawl, ``--media metadata``, ``import warc``). One archived already
+is never asked for again, but in a ``--recheck`` run, which revalidates every
+archived image with a conditional request (a 304 costs no body).
 
 ``MediaCheckMiddleware`` reads each image's answer before it is captured: bytes
 that are not an image (an HTML error page served as ``image/png``), or that
@@ -57,7 +58,7 @@ class MediaLedger:
         self.max_file, self.max_post, self.max_source = max_file, max_post, max_source
         self.source_bytes = source_bytes
         self.post_bytes: Counter[str] = Counter()
-        self.rechecked = False  # a --recheck run asked for the archived images once
+        self.caught_up = False  # the images earlier runs left listed (and, in --recheck, the archived) asked for
 
     def note_page(self, images: set[str]) -> None:
         self.pages += 1

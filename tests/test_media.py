@@ -231,7 +231,7 @@ def test_the_warc_export_holds_the_image_records(crawled, tmp_path: Path) -> Non
     assert f"{BASE}/img/fake.jpg" not in records and f"{BASE}/img/huge.png" not in records
 
 
-def test_media_metadata_records_the_urls_and_fetches_nothing(servers, tmp_path: Path) -> None:
+def test_media_metadata_records_the_urls_and_the_next_crawl_fetches_them(servers, tmp_path: Path) -> None:
     blog, cdn = servers
     blog.take_hits(), cdn.take_hits()
     db = tmp_path / "archive.db"
@@ -239,6 +239,11 @@ def test_media_metadata_records_the_urls_and_fetches_nothing(servers, tmp_path: 
     assert not [h for h in blog.take_hits() + cdn.take_hits() if h.path.startswith(("/img/", "/c/"))]
     assert set(statuses(db).values()) == {"listed", "theme"}
     assert rows(db, "select count(*) n from post_media") == [{"n": 15}]
+    media_crawl(db, blog, cdn)  # no post changed: the images listed are fetched now
+    assert sorted(h.path for h in blog.take_hits() + cdn.take_hits() if h.path.startswith(("/img/", "/c/"))) == [
+        "/c/remote.png", "/img/cover.webp", "/img/diagram.png", "/img/drawing.svg", "/img/fake.jpg", "/img/huge.png",
+        "/img/lazy.gif", "/img/missing.png", "/img/photo-large.jpg", "/img/pic.webp", "/img/shared.png"]
+    assert list(statuses(db).values()).count("ok") == 8
 
 
 def test_media_off_per_source_keeps_no_media(servers, tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from w3lib.encoding import http_content_type_encoding
 
 from archive import ensure_sources, find_sources
 from archive.captures import body_sha256
-from archive.media import OK, THEME, archived_media, mark_theme_media, media_states, sniff_image, source_media_bytes, theme_media
+from archive.media import LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import host_of, url_key
 
@@ -165,13 +165,19 @@ class BlogSpider(Spider):
             self.store.write(mark_theme_media, state.id, theme)
             self.crawler.stats.inc_value("media/theme", len(theme))
         wanted = state.media.take()
+        if state.media.mode == "all" and not state.media.caught_up:
+            state.media.caught_up = True
+            # listed before, not fetched (a crawl interrupted, --media metadata, import warc), and in
+            # a --recheck run every archived image, revalidated (a conditional request each)
+            wanted = shown_images(self.store.db, state.id, LISTED) | wanted
+            if self.mode == "recheck":
+                wanted |= shown_images(self.store.db, state.id, OK)
         known = media_states(self.store.db, list(wanted))
-        if self.mode == "recheck" and state.media.mode == "all" and not state.media.rechecked:
-            state.media.rechecked = True  # every archived image revalidated too (a conditional request each)
-            wanted |= archived_media(self.store.db, state.id)
-            known = {}
+        if self.mode == "recheck":
+            known = {url: status for url, status in known.items() if status != OK}
         for url, posts in wanted.items():
-            if known.get(url) not in (OK, THEME):
+            # the theme's as the archive may not say yet (its write is queued behind this read)
+            if known.get(url) not in (OK, THEME) and url not in state.media.theme:
                 self.crawler.stats.inc_value("media/requests")
                 yield state.media.request(url, posts, state.id, callback=self.parse_media, errback=self.on_media_error,
                                           cb_kwargs={"state": state, "url": url})
