@@ -20,7 +20,7 @@ from .urls import normalize_url
 
 MODES = ("all", "metadata", "off")
 LISTED, OK, THEME = "listed", "ok", "theme"
-SVG = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*<svg[\s>]", re.S | re.I)
+SVG = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*<svg[\s>]", re.DOTALL | re.IGNORECASE)
 
 
 def sniff_image(body: bytes) -> tuple[str | None, int | None, int | None]:
@@ -87,7 +87,7 @@ def save_post_media(db: Database, post_id: int, source_id: int, media: list[dict
 def save_media_file(db: Database, url: str, *, status: str, sha256: str | None = None, content_type: str | None = None,
                     size: int | None = None, width: int | None = None, height: int | None = None) -> None:
     """What fetching a medium gave: ``ok`` with its body's sha256 (in ``capture_bodies``), or why not."""
-    fields = {"status": status, "fetched_at": utcnow()}
+    fields: dict[str, Any] = {"status": status, "fetched_at": utcnow()}
     if sha256:
         fields |= {"sha256": sha256, "content_type": content_type, "bytes": size, "width": width, "height": height}
     with db.atomic():

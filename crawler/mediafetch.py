@@ -133,5 +133,5 @@ class MediaCheckMiddleware:
         cap = ledger.admit(request.meta.get(POSTS) or [], len(response.body))
         if cap:
             limit = ledger.max_post if cap == "post-cap" else ledger.max_source
-            raise MediaRefused(cap, f"not archived: {len(response.body)} bytes would pass the {cap} of {limit // MB} MB")
+            raise MediaRefused(cap, f"not archived: {len(response.body)} bytes would pass the {cap} of {round(limit / MB, 2):g} MB")
         return response

@@ -16,8 +16,8 @@ import io
 import random
 import threading
 from dataclasses import dataclass
-from email.utils import format_datetime
 from datetime import datetime, timezone
+from email.utils import format_datetime
 
 from PIL import Image
 

@@ -1,11 +1,14 @@
 """Post media: which images a post shows, fetched through the crawl, checked, capped, stored once."""
 
 import io
+import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import rows, run_cli
+from conftest import ROOT, rows, run_cli
 from lxml import html
 from mediablog import CDN, HOST, SiteServer, image, media_blog, media_cdn
 from PIL import Image
@@ -138,6 +141,22 @@ def test_refused_bodies_are_never_stored(crawled) -> None:
     assert not rows(db, "select * from media where status != 'ok' and sha256 is not null")
 
 
+def test_the_post_cap_skips_what_would_pass_it(servers, tmp_path: Path) -> None:
+    blog, cdn = servers
+    db = tmp_path / "archive.db"
+    hosts = json.dumps({HOST: blog.base, CDN: cdn.base})
+    subprocess.run([sys.executable, "-m", "scrapy", "crawl", "blog", "-a", f"url={BASE}/", "-s", f"ARCHIVE_PATH={db}",
+                    "-s", f"ARCHIVE_MAP_HOSTS={hosts}", "-s", "DOWNLOAD_DELAY=0", "-s", "LOG_LEVEL=WARNING",
+                    "-s", "ARCHIVE_MEDIA_POST_MB=0.01"], cwd=ROOT, check=True, capture_output=True, timeout=300)
+    got = statuses(db)
+    assert got["/img/photo-large.jpg"] == "post-cap"  # 19.8 kB, over the post's 10 kB alone
+    assert got["/img/diagram.png"] == got["/img/cover.webp"] == "ok"
+    assert got["/img/huge.png"] == "post-cap"  # under the file cap of 10 MB, over the post's
+    errors = rows(db, "select message from crawl_errors where kind = 'media' and url = ?", (f"{BASE}/img/photo-large.jpg",))
+    assert "would pass the post-cap of 0.01 MB" in errors[0]["message"]
+    assert not rows(db, "select * from capture_bodies where size = ?", (len(media_blog()["/img/photo-large.jpg"][1]),))
+
+
 def test_one_image_in_three_posts_is_stored_once(crawled) -> None:
     db, _, _ = crawled
     shared = rows(db, "select m.id, m.sha256, count(*) posts from media m join post_media pm on pm.media_id = m.id "
@@ -168,6 +187,7 @@ def test_a_recrawl_with_no_change_fetches_no_image_again(crawled, servers, tmp_p
     blog, cdn = servers
     again = tmp_path / "again.db"
     again.write_bytes(db.read_bytes())
+    blog.take_hits(), cdn.take_hits()
     media_crawl(again, blog, cdn)
     asked = [h.path for h in blog.take_hits() + cdn.take_hits()]
     assert asked and not [p for p in asked if p.startswith(("/img/", "/c/", "/theme/"))]

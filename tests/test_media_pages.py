@@ -2,8 +2,8 @@
 reading the post pages after the blog's servers have stopped."""
 
 import urllib.error
-from email.message import Message
 import urllib.request
+from email.message import Message
 from pathlib import Path
 
 import pytest

@@ -561,7 +561,7 @@ class BlogSpider(Spider):
         else:
             status, message = _error_kind(failure), _error_message(failure)
             if status == "too-large":
-                message = f"larger than the cap of {request.meta['download_maxsize'] // (1024 * 1024)} MB: not fetched"
+                message = f"larger than the cap of {round(request.meta['download_maxsize'] / (1024 * 1024), 2):g} MB: not fetched"
         self.crawler.stats.inc_value("media/skipped")
         yield MediaFile(url, state.id, status.lower())
         yield CrawlError(state.id, url, "media", f"{message} (shown by {request.meta[POSTS][0]})")
