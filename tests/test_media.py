@@ -14,7 +14,9 @@ from mediablog import CDN, HOST, SiteServer, image, media_blog, media_cdn
 from PIL import Image
 from warcio.archiveiterator import ArchiveIterator
 
+from archive import open_archive
 from archive.media import sniff_image
+from archive.plan import export_plan, save_plan
 from crawler.media import article_media, best_srcset, page_images
 from crawler.mediafetch import MediaLedger
 
@@ -249,6 +251,19 @@ def test_the_warc_export_holds_the_image_records(crawled, tmp_path: Path) -> Non
     assert records[f"{BASE}/img/diagram.png"] == ("image/png", media_blog()["/img/diagram.png"][1])
     assert records[f"http://{CDN}/c/remote.png"][0] == "image/png"
     assert f"{BASE}/img/fake.jpg" not in records and f"{BASE}/img/huge.png" not in records
+
+
+def test_a_cluster_job_s_plan_knows_the_images_but_holds_no_image_body(crawled, tmp_path: Path) -> None:
+    db, _, _ = crawled
+    archive_db = open_archive(db)
+    try:
+        plan = save_plan(export_plan(archive_db, [1], run_id=1), str(tmp_path))
+    finally:
+        archive_db.close()
+    assert statuses(Path(plan)) == statuses(db)
+    assert rows(Path(plan), "select count(*) n from post_media") == rows(db, "select count(*) n from post_media")
+    assert not rows(Path(plan), "select * from capture_bodies where sha256 in (select sha256 from media)")
+    assert rows(Path(plan), "select count(*) n from capture_bodies")[0]["n"] > 0  # the pages' are there
 
 
 def test_media_metadata_records_the_urls_and_the_next_crawl_fetches_them(servers, tmp_path: Path) -> None:

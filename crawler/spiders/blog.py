@@ -556,6 +556,8 @@ class BlogSpider(Spider):
         url = request.cb_kwargs["url"]
         if failure.check(MediaRefused):
             status, message = failure.value.status, str(failure.value)
+        elif failure.check(HttpError) and failure.value.response.status == 304:
+            return  # unchanged, and its body not at hand: a cluster job's plan holds no image's body
         elif failure.check(HttpError):
             status = message = f"HTTP {failure.value.response.status}"
         else:
