@@ -14,7 +14,6 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .captures import load_body
 from .db import utcnow
 from .urls import normalize_url
 
@@ -84,14 +83,18 @@ def save_post_media(db: Database, post_id: int, source_id: int, media: list[dict
             db["post_media"].insert({"post_id": post_id, "position": position, "media_id": media_id, "alt": item.get("alt")})
 
 
-def save_media_file(db: Database, url: str, *, status: str, sha256: str | None = None, content_type: str | None = None,
-                    size: int | None = None, width: int | None = None, height: int | None = None) -> None:
-    """What fetching a medium gave: ``ok`` with its body's sha256 (in ``capture_bodies``), or why not."""
+def save_media_file(db: Database, url: str, *, source_id: int, status: str, sha256: str | None = None,
+                    content_type: str | None = None, size: int | None = None, width: int | None = None,
+                    height: int | None = None) -> None:
+    """What fetching an image gave: ``ok`` with its body's sha256 (in ``capture_bodies``), or why not."""
     fields: dict[str, Any] = {"status": status, "fetched_at": utcnow()}
     if sha256:
         fields |= {"sha256": sha256, "content_type": content_type, "bytes": size, "width": width, "height": height}
-    with db.atomic():
-        db["media"].update(_id(db, url), fields)
+    url = normalize_url(url)
+    with db.atomic():  # its row is there, unless the post that showed it could not be saved
+        db.execute("insert into media (url, source_id, kind, status) values (?, ?, 'image', ?) on conflict (url) do nothing",
+                   [url, source_id, LISTED])
+        db["media"].update(db.execute("select id from media where url = ?", [url]).fetchone()[0], fields)
 
 
 def mark_theme_media(db: Database, source_id: int, urls: list[str]) -> int:
@@ -150,20 +153,3 @@ def post_media(db: Database, post_id: int) -> list[dict[str, Any]]:
     return list(db.query(
         "select pm.position, pm.alt, m.* from post_media pm join media m on m.id = pm.media_id "
         "where pm.post_id = ? order by pm.position", [post_id]))
-
-
-def load_media(db: Database, media_id: int) -> tuple[dict[str, Any], bytes] | None:
-    """An archived image and its body, or None when it is not archived."""
-    rows = list(db.query("select * from media where id = ? and status = ?", [media_id, OK]))
-    if not rows:
-        return None
-    media = rows[0]
-    body = load_body(db, media["sha256"])
-    return (media, body) if body is not None else None
-
-
-def _id(db: Database, url: str) -> int:
-    row = db.execute("select id from media where url = ?", [normalize_url(url)]).fetchone()
-    if row is None:
-        raise ValueError(f"no medium {url!r} in the archive")
-    return int(row[0])

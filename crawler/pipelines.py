@@ -130,7 +130,7 @@ class ArchivePipeline:
                     self.failed.add(item.source_id)
         elif isinstance(item, MediaFile):
             fields = ItemAdapter(item).asdict()
-            run(save_media_file, fields.pop("url"), **{k: v for k, v in fields.items() if k != "source_id"})
+            run(save_media_file, fields.pop("url"), **fields)
             stats.inc_value(f"media/{'saved' if item.status == 'ok' else 'not_saved'}")
         elif isinstance(item, SourceUpdate):
             fields = {k: v for k, v in ItemAdapter(item).asdict().items() if v is not None and k != "source_id"}

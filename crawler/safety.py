@@ -1,7 +1,7 @@
 """Downloader middlewares that keep a crawl from being turned against the machine it runs on.
 
 ``PrivateAddressMiddleware``: only the hosts the user typed (seeds, their
-aliases, ``--map-host`` targets, each with its port) may be loopback, private
+aliases, ``--map-host`` hosts and their targets, each with its port) may be loopback, private
 or link-local addresses. Anything else, a redirect above all, that names or resolves to
 such an address, in any spelling (``2130706433``, ``0x7f000001``,
 ``0177.0.0.1``, ``[::1]``), is refused. A name is resolved once and checked, and the
