@@ -10,6 +10,7 @@ import pytest
 from conftest import rows, serving
 from mediablog import CDN, HOST, SVG_SCRIPT, SiteServer, media_blog, media_cdn
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 from test_browser import browser  # noqa: F401  (the module's headless Chromium)
 from test_media import media_crawl
 
@@ -48,6 +49,15 @@ def get(url: str) -> tuple[int, Message, bytes]:
         return e.code, e.headers, e.read()
 
 
+def natural_widths(browser, css: str) -> list[int]:  # noqa: F811  (the fixture's name)
+    """The natural widths of the images ``css`` selects, once each has loaded (they load lazily)."""
+    images = browser.find_elements(By.CSS_SELECTOR, css)
+    for image in images:
+        browser.execute_script("arguments[0].scrollIntoView()", image)
+        WebDriverWait(browser, 10).until(lambda b, i=image: b.execute_script("return arguments[0].complete", i))
+    return [browser.execute_script("return arguments[0].naturalWidth", i) for i in images]
+
+
 def test_an_image_is_served_from_the_archive_with_a_strict_policy(archived, served) -> None:
     base, database = served
     status, headers, body = get(f"{base}/-/blogarchive/{database}/media/{media_id(archived, BASE + '/img/diagram.png')}")
@@ -75,9 +85,7 @@ def test_the_post_page_shows_its_archived_images_with_the_blog_gone(browser, arc
     images = browser.find_elements(By.CSS_SELECTOR, ".post-media img")
     assert [i.get_attribute("alt") for i in images] == ["A diagram", "A photo", ""]
     assert all(src.startswith(f"{base}/-/blogarchive/{database}/media/") for src in (i.get_attribute("src") for i in images))
-    widths = browser.execute_script(
-        "return [...document.querySelectorAll('.post-media img')].map(i => i.complete && i.naturalWidth)")
-    assert widths == [64, 1280, 600]
+    assert natural_widths(browser, ".post-media img") == [64, 1280, 600]
 
 
 def test_a_missing_image_shows_its_alt_text(browser, archived, served) -> None:  # noqa: F811
@@ -85,16 +93,14 @@ def test_a_missing_image_shows_its_alt_text(browser, archived, served) -> None: 
     browser.get(f"{base}/{database}/posts/{post_id(archived, '/p/3/')}")
     missing = browser.find_element(By.CSS_SELECTOR, ".media-missing")
     assert "The missing one" in missing.text and "http 404" in missing.text
-    shared = browser.find_element(By.CSS_SELECTOR, ".post-media img")
-    assert browser.execute_script("return arguments[0].naturalWidth", shared) == 100
+    assert natural_widths(browser, ".post-media img") == [100]
 
 
 def test_the_svg_script_never_runs(browser, archived, served) -> None:  # noqa: F811
     base, database = served
     browser.get(f"{base}/{database}/posts/{post_id(archived, '/p/2/')}")
-    svg = browser.find_element(By.CSS_SELECTOR, ".post-media img[alt='A drawing']")
-    assert browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", svg) == 120
-    browser.get(svg.get_attribute("src"))  # opened on its own, where a script could run
+    assert natural_widths(browser, ".post-media img[alt='A drawing']") == [120]
+    browser.get(browser.find_element(By.CSS_SELECTOR, ".post-media img[alt='A drawing']").get_attribute("src"))  # opened on its own, where a script could run
     assert browser.find_element(By.ID, "box").get_attribute("data-ran") is None
     with SiteServer(media_blog()) as blog:  # the control: as the blog served it, its script runs
         browser.get(blog.base + "/img/drawing.svg")
