@@ -82,6 +82,10 @@ def cli() -> None:
               help="Crawl on a cluster of Scrapyd nodes with Redis as the hub, as this TOML file says (docs/scaling.md).")
 @click.option("--scrapyd", "nodes", multiple=True, metavar="URL", help="A Scrapyd node of the cluster (repeatable; with --redis).")
 @click.option("--redis", "redis_url", metavar="URL", help="The cluster's Redis (redis://HOST:PORT/DB; with --scrapyd).")
+@click.option("--media", type=click.Choice(["all", "metadata", "off"]),
+              help="Post images archived (all, the default), their URLs only (metadata) or neither (off); a source's own setting wins.")
+@click.option("--media-max-mb", type=click.FloatRange(min=0, min_open=True),
+              help="Largest image fetched, in MB (default 10); a larger one is recorded, not fetched.")
 @click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
 @click.option("--full", is_flag=True, help="Rediscover everything as a first crawl does, without validators.")
 @click.option("--dry-run", is_flag=True, help="List what the run would request and why; fetch and write nothing.")
@@ -91,7 +95,8 @@ def cli() -> None:
 @db_option
 def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
           concurrency: int | None, max_pages: int | None, processes: int, cluster_config: str | None,
-          nodes: tuple[str, ...], redis_url: str | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
+          nodes: tuple[str, ...], redis_url: str | None, media: str | None, media_max_mb: float | None,
+          recheck: bool, full: bool, dry_run: bool, quiet: bool,
           log_file: str | None, verbose: bool, db_path: str) -> None:
     """Crawl blogs into the archive.
 
@@ -122,10 +127,16 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
                                mode="recheck" if recheck else "full" if full else None,
                                quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
                                on_progress=None if quiet else lambda line: click.echo(line, err=True),
-                               cluster=_cluster(cluster_config, nodes, redis_url))
+                               cluster=_cluster(cluster_config, nodes, redis_url),
+                               settings=_media_settings(media, media_max_mb))
         _report(_launch(db_path, urls, options, lock))
     finally:
         release_lock(lock)
+
+
+def _media_settings(media: str | None, max_mb: float | None) -> dict[str, str]:
+    settings = {"ARCHIVE_MEDIA": media} if media else {}
+    return settings | ({"ARCHIVE_MEDIA_MAX_MB": str(max_mb)} if max_mb else {})
 
 
 def _processes(value: str) -> int:
@@ -482,7 +493,7 @@ def source() -> None:
 @click.argument("pairs", nargs=-1, required=True, metavar="KEY=VALUE...")
 @db_option
 def source_set(name: str, pairs: tuple[str, ...], db_path: str) -> None:
-    """Set a source's delay, max_pages, revisit policy or enabled (VALUE default: the crawl's own)."""
+    """Set a source's delay, max_pages, revisit policy, media (all, metadata, off) or enabled (VALUE default: the crawl's own)."""
     values = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -609,7 +620,9 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
             db.close()
         handlers = {"file": None, "data": None, "ftp": None, "s3": None, "http": REPLAY_HANDLER, "https": REPLAY_HANDLER}
         options = CrawlOptions(host_map=_replay_hosts(list(sources.values())), delay=0, concurrency=16, mode="full",
-                               quiet=quiet, settings={"DOWNLOAD_HANDLERS": json.dumps(handlers)})
+                               quiet=quiet,
+                               # the images are not in the captures: their URLs are listed, the next crawl fetches them
+                               settings={"DOWNLOAD_HANDLERS": json.dumps(handlers), "ARCHIVE_MEDIA": "metadata"})
         _report(_launch(db_path, tuple(sources), options, lock))
     finally:
         release_lock(lock)

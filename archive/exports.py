@@ -1,4 +1,4 @@
-"""Exports: a full SQL dump, a table or read-only query as CSV, JSON or NDJSON, Markdown files."""
+"""Exports: a full SQL dump, a table or read-only query as CSV, JSON or NDJSON, Markdown files (with their images)."""
 
 import csv
 import json
@@ -8,12 +8,15 @@ import sqlite3
 import tempfile
 import unicodedata
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 import yaml
 from sqlite_utils import Database
 
+from .captures import load_body
+from .media import OK, post_media
 from .search import post_grams
 
 
@@ -106,6 +109,9 @@ MAX_NAME_BYTES = 150  # well under the 255 of common file systems, with room for
 FRONT_MATTER_FIELDS = ("title", "url", "author", "published", "updated", "tags", "categories", "lang")
 
 
+IMAGE_SUFFIXES = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/svg+xml": "svg"}
+
+
 def safe_filename(name: str, *, fallback: str = "post") -> str:
     """A file name made of ``name``'s letters, digits, ``-``, ``_`` and ``.``: no path, no NUL, not hidden."""
     name = SAFE_NAME.sub("-", unicodedata.normalize("NFC", name)).strip("-.")
@@ -118,8 +124,9 @@ def export_markdown(db: Database, out_dir: str) -> int:
     """Write one Markdown file per post, with YAML front matter, under ``out_dir/SOURCE/``.
 
     File names come from the publish day and the title, made safe: whatever a
-    post's title says, nothing is written outside ``out_dir``. Returns the
-    number of files written.
+    post's title says, nothing is written outside ``out_dir``. A post's archived
+    images go in a folder beside its file, named as the file is, and its Markdown
+    links to them there. Returns the number of files written.
     """
     root = Path(out_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
@@ -140,6 +147,25 @@ def export_markdown(db: Database, out_dir: str) -> int:
         folder.mkdir(exist_ok=True)
         matter = {k: json.loads(post[k]) if k in ("tags", "categories") else post[k] for k in FRONT_MATTER_FIELDS}
         front = yaml.safe_dump({k: v for k, v in matter.items() if v}, allow_unicode=True, sort_keys=False)
-        path.write_text(f"---\n{front}---\n\n{post['markdown'] or post['text'] or ''}\n", encoding="utf-8")
+        body = _with_images(db, post, path, post["markdown"] or post["text"] or "")
+        path.write_text(f"---\n{front}---\n\n{body}\n", encoding="utf-8")
         count += 1
     return count
+
+
+def _with_images(db: Database, post: dict[str, Any], path: Path, body: str) -> str:
+    """The post's Markdown with its archived images written beside it, in ``STEM/``: each link to one
+    made relative to its file, and those it does not link to added at the end, in order."""
+    added = []
+    for medium in post_media(db, post["id"]):
+        if medium["status"] != OK or not (body_bytes := load_body(db, medium["sha256"])):
+            continue
+        name = safe_filename(PurePosixPath(urlsplit(medium["url"]).path).stem, fallback="image")
+        local = f"{path.stem}/{medium['position'] + 1:02d}-{name}.{IMAGE_SUFFIXES.get(medium['content_type'], 'bin')}"
+        (path.parent / path.stem).mkdir(exist_ok=True)
+        (path.parent / local).write_bytes(body_bytes)
+        if f"]({medium['url']})" in body:
+            body = body.replace(f"]({medium['url']})", f"]({local})")
+        else:
+            added.append(f"![{(medium['alt'] or '').replace(']', '')}]({local})")
+    return "\n\n".join([body, *added]) if added else body

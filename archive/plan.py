@@ -28,7 +28,13 @@ COPIED = {
     "pages": "source_id in ({ids})",
     "fetches": "source_id in ({ids})",
     "captures": "id in (select max(id) from captures where source_id in ({ids}) group by url, status)",
-    "capture_bodies": "sha256 in (select sha256 from plan.captures)",
+    # the images' rows, so that a job neither fetches an archived image again nor a theme's; not their
+    # bodies, which a job never reads (an image's 304 in a --recheck job says it is unchanged)
+    "media": "id in (select media_id from post_media where post_id in (select id from plan.posts))"
+             " or (source_id in ({ids}) and status = 'theme')",
+    "post_media": "post_id in (select id from plan.posts)",
+    "capture_bodies": "sha256 in (select sha256 from plan.captures)"
+                      " and sha256 not in (select sha256 from plan.media where sha256 is not null)",
 }
 
 

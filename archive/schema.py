@@ -304,6 +304,40 @@ def move_post_bodies_to_the_end_of_their_rows(db: Database) -> None:
     db["posts"].create_index(["published"])
 
 
+@migrations()
+def add_post_media(db: Database) -> None:
+    # The images, videos, audio and files posts show, one row a URL. An image's body is in
+    # capture_bodies (stored once by sha256, like every capture); the others are never fetched.
+    db["media"].create(
+        {
+            "id": int,
+            "url": str,
+            "source_id": int,  # the first source that showed it
+            "kind": str,  # image, video, audio, file
+            "status": str,  # listed, ok, theme, not-an-image, http 404, too-large, post-cap, source-cap, ...
+            "sha256": str,
+            "content_type": str,  # read from the bytes, not the server's header
+            "bytes": int,
+            "width": int,
+            "height": int,
+            "fetched_at": str,
+        },
+        pk="id",
+        not_null={"url", "kind", "status"},
+        foreign_keys=[("source_id", "sources", "id"), ("sha256", "capture_bodies", "sha256")],
+    )
+    db["media"].create_index(["url"], unique=True)
+    db["media"].create_index(["source_id", "status"])
+    db["post_media"].create(
+        {"post_id": int, "position": int, "media_id": int, "alt": str},
+        pk=("post_id", "position"),
+        foreign_keys=[("post_id", "posts", "id"), ("media_id", "media", "id")],
+    )
+    db["post_media"].create_index(["media_id"])
+    # all, metadata (URLs only) or off; NULL: the crawl's ARCHIVE_MEDIA
+    db["sources"].add_column("media", str)
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     register_functions(db.conn)

@@ -2,6 +2,7 @@
 
 ``delay`` (seconds between requests to the blog's host), ``max_pages`` (page
 budget per run), ``revisit`` (the revisit policy, see ``archive.revisit``)
+``media`` (``all``, ``metadata``: their URLs only, or ``off``; see ``archive.media``)
 and ``enabled``; ``default`` as a value returns to the crawl's own setting.
 """
 
@@ -9,9 +10,10 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from .media import MODES
 from .revisit import parse_policy
 
-SOURCE_SETTINGS = ("delay", "max_pages", "revisit", "enabled")
+SOURCE_SETTINGS = ("delay", "max_pages", "revisit", "media", "enabled")
 TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off"}
 
@@ -41,6 +43,10 @@ def parse_setting(key: str, raw: str) -> Any:
         elif key == "revisit":
             parse_policy(raw)
             value = raw
+        elif key == "media":
+            if raw.lower() not in MODES:
+                raise ValueError(f"one of {', '.join(MODES)}")
+            value = raw.lower()
         else:
             if raw.lower() not in TRUE | FALSE:
                 raise ValueError

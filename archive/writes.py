@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from sqlite_utils import Database
 
 from .db import utcnow
+from .media import save_post_media
 from .urls import is_http_url, normalize_url
 
 POST_FIELDS = (
@@ -170,6 +171,8 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
             db["posts"].update(post_id, {**update, "last_seen": now})
             outcome = "updated" if changed else "unchanged"
         _save_aliases(db, post_id, url, post.get("aliases") or [], now)
+        if post.get("media") is not None:  # None: the crawl keeps no media, the links stay as they were
+            save_post_media(db, post_id, post["source_id"], post["media"])
         if post.get("provenance"):
             db.execute("delete from provenance where post_id = ?", [post_id])
             db["provenance"].insert_all(

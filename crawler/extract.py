@@ -25,6 +25,7 @@ from archive.dates import parse_date
 
 from .items import BlogPost
 from .article import article_body, article_document, drop_furniture, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
+from .media import article_media
 from .metadata import Candidate, candidates
 from .pages import page_lang
 from .site import SiteParts, fold
@@ -92,11 +93,15 @@ def extract_post(
     options = copy.copy(EXTRACTOR)
     options.url = options.source = url
     article = article_document(root, body)
+    og_image = sel.xpath('//meta[@property="og:image"]/@content').get()
     if article is not None:
+        post.media = article_media(article[-1], url, og_image)  # read before trafilatura changes the tree
         options.focus = "recall"  # the post's body alone, its furniture taken out: keep all of it
         doc = _extract_article(article, options)
     else:
         drop_furniture(root)
+        page_body = root.find("body")
+        post.media = article_media(root if page_body is None else page_body, url, og_image)
         doc = bare_extraction(root, options=options)
     if post.protected:
         post.text = post.markdown = ""

@@ -23,6 +23,7 @@ class BlogPost:
     protected: str | None = None  # why the body is not archived: encrypted, behind a password
     provenance: list[dict] = field(default_factory=list)  # every candidate: field, value, origin, chosen
     aliases: list[dict] = field(default_factory=list)  # other URLs that led here: alias, why
+    media: list[dict] | None = None  # what the article shows, in order: url, kind, alt (None: not read)
 
 
 @dataclass
@@ -56,6 +57,18 @@ class SourceUpdate:
     feeds: list[str] | None = None
     sitemaps: list[str] | None = None
     hosts: list[str] | None = None  # other hosts taken as the blog's own (--map-host sends them to its server)
+
+
+@dataclass
+class MediaFile:
+    url: str  # an image a post shows
+    source_id: int
+    status: str  # ok, or why it is not archived (not-an-image, http 404, too-large, post-cap, source-cap)
+    sha256: str | None = None  # of its body (kept in capture_bodies), when ok
+    content_type: str | None = None  # as its bytes say
+    size: int | None = None
+    width: int | None = None
+    height: int | None = None
 
 
 @dataclass

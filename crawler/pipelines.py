@@ -30,9 +30,10 @@ from archive import (
     update_source,
 )
 from archive.db import utcnow
+from archive.media import save_media_file
 from archive.urls import normalize_url
 
-from .items import BlogPost, CrawlError, PageRecord, PostAlias, SourceUpdate
+from .items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, SourceUpdate
 from .store import ArchiveStore, ArchiveUnwritable, Write
 
 if TYPE_CHECKING:
@@ -127,6 +128,10 @@ class ArchivePipeline:
                 self.errors[item.source_id] += 1
                 if item.kind in FAILING_KINDS:
                     self.failed.add(item.source_id)
+        elif isinstance(item, MediaFile):
+            fields = ItemAdapter(item).asdict()
+            run(save_media_file, fields.pop("url"), **fields)
+            stats.inc_value(f"media/{'saved' if item.status == 'ok' else 'not_saved'}")
         elif isinstance(item, SourceUpdate):
             fields = {k: v for k, v in ItemAdapter(item).asdict().items() if v is not None and k != "source_id"}
             if fields:

@@ -1,7 +1,9 @@
 """``python -m crawler.reextract --db PATH [--source NAME] [--dry-run]``: extract again, offline.
 
 Each archived post is extracted again with the current code from its latest
-raw capture, with its entry from the captured feeds, and no network. Prints
+raw capture, with its entry from the captured feeds, and no network; its links to
+its media are saved again, less the source's theme images (an image found
+only now is listed, not fetched). Prints
 one JSON object per post whose extraction changed (``url``, ``changed``
 fields, ``change`` recorded) or failed (``url``, ``error``), then a summary
 object. Without ``--dry-run`` the changes are saved, each as a new version.
@@ -20,6 +22,7 @@ from w3lib.encoding import html_to_unicode
 from archive import open_archive, save_post
 from archive.captures import latest_capture
 from archive.history import record_version
+from archive.media import theme_media
 from archive.urls import normalize_url
 from archive.writes import POST_FIELDS
 
@@ -52,16 +55,19 @@ def reextract(db: Any, *, source: str | None = None, dry_run: bool = False) -> I
     total = changed = 0
     for src in sources:
         entries = feed_entries(db, json.loads(src["feeds"] or "[]"))
+        theme = None if src["media"] == "off" else theme_media(db, src["id"])
         for post in list(db.query("select * from posts where source_id = ? order by id", [src["id"]])):
             total += 1
-            result = _reextract_post(db, post, entries.get(post["url"]), dry_run=dry_run)
+            result = _reextract_post(db, post, entries.get(post["url"]), theme, dry_run=dry_run)
             if result:
                 changed += "changed" in result
                 yield result
     yield {"summary": True, "posts": total, "changed": changed, "dry_run": dry_run}
 
 
-def _reextract_post(db: Any, post: dict[str, Any], entry: dict[str, Any] | None, *, dry_run: bool) -> dict[str, Any] | None:
+def _reextract_post(db: Any, post: dict[str, Any], entry: dict[str, Any] | None, theme: set[str] | None, *,
+                    dry_run: bool) -> dict[str, Any] | None:
+    """``theme``: the source's theme images, never a post's media (None: the source keeps no media)."""
     capture = latest_capture(db, post["url"])
     if capture is None or capture["body"] is None:
         return {"url": post["url"], "error": "no capture of this page"}
@@ -69,6 +75,7 @@ def _reextract_post(db: Any, post: dict[str, Any], entry: dict[str, Any] | None,
     new = extract_post(post["url"], html, feed_entry=entry)
     if new is None:
         return {"url": post["url"], "error": "no article text found now"}
+    new.media = None if theme is None else [m for m in new.media or [] if normalize_url(m["url"]) not in theme]
     fields = {k: json.dumps(v, ensure_ascii=False) if isinstance(v, list) else v for k, v in asdict(new).items()}
     changed = [k for k in POST_FIELDS if fields[k] is not None and fields[k] != post[k]]
     if not changed:

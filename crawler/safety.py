@@ -1,7 +1,7 @@
 """Downloader middlewares that keep a crawl from being turned against the machine it runs on.
 
 ``PrivateAddressMiddleware``: only the hosts the user typed (seeds, their
-aliases, ``--map-host`` targets, each with its port) may be loopback, private
+aliases, ``--map-host`` hosts and their targets, each with its port) may be loopback, private
 or link-local addresses. Anything else, a redirect above all, that names or resolves to
 such an address, in any spelling (``2130706433``, ``0x7f000001``,
 ``0177.0.0.1``, ``[::1]``), is refused. A name is resolved once and checked, and the
@@ -75,7 +75,9 @@ class PrivateAddressMiddleware:
     def trusted(self) -> set[str]:
         """``host[:port]`` of what the user typed: the seeds' hosts and the mirrors they map to."""
         hosts = set(getattr(self.crawler.spider, "trusted_hosts", ()))
-        hosts |= {host_of(base) for base in self.crawler.settings.getdict("ARCHIVE_MAP_HOSTS").values()}
+        host_map = self.crawler.settings.getdict("ARCHIVE_MAP_HOSTS")
+        # a mapped host is never asked for itself: its requests go to the mirror the user named
+        hosts |= {host_of(base) for base in host_map.values()} | {host.lower() for host in host_map}
         return hosts
 
     async def process_request(self, request: Request) -> None:

@@ -70,6 +70,14 @@ ARCHIVE_MEMORY_KEYS = 100_000
 # Seconds between commits: the crawl's writes are grouped in one transaction
 # per interval (a crash loses at most that much work, fetched again next run).
 ARCHIVE_COMMIT_INTERVAL = 0.25
+# The media posts show (see crawler.mediafetch): "all" archives their images and records
+# the URLs of their videos, audio and files; "metadata" records the URLs only; "off" neither
+# (per source: `blogarchive source set NAME media=...`). Caps in MB: one file (a larger one is
+# not read), one post's images, one source's images; what a cap skips is recorded.
+ARCHIVE_MEDIA = "all"
+ARCHIVE_MEDIA_MAX_MB = 10.0
+ARCHIVE_MEDIA_POST_MB = 50.0
+ARCHIVE_MEDIA_SOURCE_MB = 2048.0
 
 # -- politeness: real sites ------------------------------------------------------
 USER_AGENT = "blogarchive/0.1 (+https://pypi.org/project/blogarchive/)"
@@ -104,6 +112,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.MapHostsMiddleware": 990,
     # after decompression and redirects, before retries: sees every body once
     "crawler.conditional.ConditionalMiddleware": 585,
+    # just before it: an image's answer that is not an image, or passes a cap, is never captured
+    "crawler.mediafetch.MediaCheckMiddleware": 587,
     # before decompression (590): a compressed body cut short is refused, not read in part
     "crawler.middlewares.TruncatedBodyMiddleware": 595,
     # holds requests while pages wait for an extraction worker (back-pressure)

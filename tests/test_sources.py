@@ -44,7 +44,8 @@ def test_source_set_stores_the_settings_and_default_clears_them(db_path):
 @pytest.mark.parametrize(
     "pair,message",
     [
-        ("speed=3", "Error: unknown setting 'speed': one of delay, max_pages, revisit, enabled"),
+        ("speed=3", "Error: unknown setting 'speed': one of delay, max_pages, revisit, media, enabled"),
+        ("media=some", "Error: bad value for media: 'some': one of all, metadata, off"),
         ("delay=-1", "Error: bad value for delay: '-1'"),
         ("max_pages=lots", "Error: bad value for max_pages: 'lots'"),
         ("revisit=7d:0", "Error: bad value for revisit: '7d:0': a revisit policy ends with *:INTERVAL"),

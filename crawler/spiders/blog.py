@@ -27,14 +27,18 @@ from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
 from archive import ensure_sources, find_sources
+from archive.captures import body_sha256
+from archive.media import LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import host_of, url_key
 
-from ..conditional import REVALIDATE, UNCHANGED
+from ..conditional import REVALIDATE, SHA, UNCHANGED
 from ..encoding import html_encoding
 from ..feeds import FeedError, looks_like_feed, parse_feed
 from ..incremental import load_plan, sitemap_lastmod
-from ..items import BlogPost, CrawlError, PageRecord, PostAlias, PostGone, SourceUpdate
+from ..items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
+from ..media import page_images
+from ..mediafetch import POSTS, MediaRefused, ledger_for
 from ..middlewares import META_KEY as MAPPED
 from ..middlewares import network_kind
 from ..pages import HOME, SectionStats, below, decide, in_scope, listing_links, read_evidence, url_date, url_shape
@@ -120,6 +124,8 @@ class BlogSpider(Spider):
             listed=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             lacking=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
+            media=ledger_for(settings, source.get("media"), theme=theme_media(self.store.db, source["id"]),
+                             source_bytes=source_media_bytes(self.store.db, source["id"])),
         )
         state.seen.add(url_key(source["url"]))
         self.trusted_hosts |= aliases
@@ -144,10 +150,37 @@ class BlogSpider(Spider):
             for url, post in plan.posts.items():
                 if not post["gone_at"] and url_key(url) not in state.seen and url_key(url) not in state.parsed:
                     requests += [r for r in self._page(state, url) if isinstance(r, Request)]
+        if not requests:  # the pages are all read: the evidence of which images are the theme's is whole
+            requests = [r for state in self.states for r in self._media_requests(state)]
         for request in requests:
             self.crawler.engine.crawl(request)
         if requests:
             raise DontCloseSpider
+
+    def _media_requests(self, state: SourceState) -> Iterator[Request]:
+        """The images the source's posts show that are not the theme's nor archived already."""
+        assert state.media is not None
+        theme = state.media.settle()
+        if theme:
+            self.store.write(mark_theme_media, state.id, theme)
+            self.crawler.stats.inc_value("media/theme", len(theme))
+        wanted = state.media.take()
+        if state.media.mode == "all" and not state.media.caught_up:
+            state.media.caught_up = True
+            # listed before, not fetched (a crawl interrupted, --media metadata, import warc), and in
+            # a --recheck run every archived image, revalidated (a conditional request each)
+            wanted = shown_images(self.store.db, state.id, LISTED) | wanted
+            if self.mode == "recheck":
+                wanted |= shown_images(self.store.db, state.id, OK)
+        known = media_states(self.store.db, list(wanted))
+        if self.mode == "recheck":
+            known = {url: status for url, status in known.items() if status != OK}
+        for url, posts in wanted.items():
+            # the theme's as the archive may not say yet (its write is queued behind this read)
+            if known.get(url) not in (OK, THEME) and url not in state.media.theme:
+                self.crawler.stats.inc_value("media/requests")
+                yield state.media.request(url, posts, state.id, callback=self.parse_media, errback=self.on_media_error,
+                                          cb_kwargs={"state": state, "url": url})
 
     @cached_property
     def extraction(self) -> ExtractionPool:
@@ -445,6 +478,8 @@ class BlogSpider(Spider):
         late = response.meta.get(LATE_ENTRY)  # a page judged and learned from already
         if not late:
             state.note_date(evidence.published)
+            if state.media and state.media.mode != "off":
+                state.media.note_page(page_images(sel.root, base))
         content_links = [(t, text) for href, text in listing_links(sel.root, state.max_links)
                          if (t := state.link(base, href, encoding))]
         kind, reason = decide(url, state.scope, evidence, in_feed=entry is not None,
@@ -499,6 +534,8 @@ class BlogSpider(Spider):
             return
         post.source_id = state.id
         post.aliases = aliases
+        if state.media:
+            post.media = state.media.keep(url, post.media or [])
         if entry is None and (flags := lacks(post)):
             late = state.entries.get(url_key(url))  # read while the page was being extracted
             if late is not None and brings(late, flags):
@@ -506,6 +543,30 @@ class BlogSpider(Spider):
             else:
                 state.lacking[url_key(url)] = flags
         yield post
+
+    def parse_media(self, response: Response, state: SourceState, url: str) -> Iterator[MediaFile]:
+        content_type, width, height = sniff_image(response.body)
+        self.crawler.stats.inc_value("media/archived")
+        yield MediaFile(url, state.id, "ok", sha256=response.meta.get(SHA) or body_sha256(response.body),
+                        content_type=content_type, size=len(response.body), width=width, height=height)
+
+    def on_media_error(self, failure: Failure) -> Iterator[Any]:
+        request = failure.request
+        state: SourceState = request.cb_kwargs["state"]
+        url = request.cb_kwargs["url"]
+        if failure.check(MediaRefused):
+            status, message = failure.value.status, str(failure.value)
+        elif failure.check(HttpError) and failure.value.response.status == 304:
+            return  # unchanged, and its body not at hand: a cluster job's plan holds no image's body
+        elif failure.check(HttpError):
+            status = message = f"HTTP {failure.value.response.status}"
+        else:
+            status, message = _error_kind(failure), _error_message(failure)
+            if status == "too-large":
+                message = f"larger than the cap of {round(request.meta['download_maxsize'] / (1024 * 1024), 2):g} MB: not fetched"
+        self.crawler.stats.inc_value("media/skipped")
+        yield MediaFile(url, state.id, status.lower())
+        yield CrawlError(state.id, url, "media", f"{message} (shown by {request.meta[POSTS][0]})")
 
     def on_error(self, failure: Failure) -> Iterator[Any]:
         request = failure.request

@@ -16,6 +16,7 @@ from w3lib.url import safe_url_string
 from archive.urls import host_of, is_http_url, normalize_url
 
 from ..incremental import SourcePlan
+from ..mediafetch import MediaLedger
 from ..pages import SectionStats, in_scope
 from ..site import SiteLearner
 from ..spill import SpillDict, SpillSet
@@ -61,6 +62,7 @@ class SourceState:
     unlisted_checked: bool = False  # a complete crawl's known posts that nothing listed were asked for
     plan: SourcePlan | None = None  # what this run does for the source (crawler/incremental.py)
     links: dict[tuple[str, str, str], str | None] = field(default_factory=dict)  # link -> in-scope URL (bounded)
+    media: MediaLedger | None = None  # its posts' images (crawler/mediafetch.py)
 
     def link(self, base: str, href: str, encoding: str) -> str | None:
         """The in-scope page a link of a page at ``base`` leads to, in the blog's own form; else None.
