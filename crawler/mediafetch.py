@@ -1,11 +1,13 @@
 """Fetching a blog's post images: which, when, and within what caps.
 
-Each source has a ``MediaLedger``. Every page the spider reads notes the
-images it shows; every post extracted gives its media, less the theme's. When
-the crawl has nothing else to do (its pages all read, so the evidence is
-whole), an image on at least ``THEME_SHARE`` of the blog's pages (and on
-``THEME_MIN_PAGES``) is the theme's: its links to posts are removed and it is
-never fetched. The other images are asked for then, through the same
+Each source has a ``MediaLedger``. Every post page the spider reads notes the
+images it shows (listings are left out: they show the covers of the posts they
+list, the newest on several of them); every post extracted gives its media,
+less the theme's. When the crawl has nothing else to do (its pages all read,
+so the evidence is whole), an image on at least ``THEME_SHARE`` of the post
+pages read (and on ``THEME_MIN_PAGES`` of them) is the theme's: its links to
+posts are removed and it is never fetched. An incremental run that reads one
+or two new posts judges no image the theme's, and keeps what earlier runs judged. The other images are asked for then, through the same
 downloader as pages (robots.txt, delays, Retry-After, the internal-address
 policy, conditional requests), with those an earlier run left listed (an
 interrupted crawl, ``--media metadata``, ``import warc``). One archived already
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 
 MEDIA = "archive_media"  # meta: the ledger of the source whose posts show the image
 POSTS = "archive_media_posts"  # meta: the posts that show it, first the one it counts against
-THEME_SHARE = 0.5  # of a blog's pages read that show an image, at least, for it to be the theme's
+THEME_SHARE = 0.5  # of a blog's post pages read that show an image, at least, for it to be the theme's
 THEME_MIN_PAGES = 3
 MEDIA_PRIORITY = -10  # after pages: asked for when the crawl is otherwise done anyway
 MB = 1024 * 1024

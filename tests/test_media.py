@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, rows, run_cli
 from lxml import html
-from mediablog import CDN, HOST, SiteServer, image, media_blog, media_cdn
+from mediablog import CDN, HOST, SiteServer, _page, image, media_blog, media_cdn, post_page
 from PIL import Image
 from warcio.archiveiterator import ArchiveIterator
 
@@ -294,3 +294,29 @@ def test_media_off_per_source_keeps_no_media(servers, tmp_path: Path) -> None:
     assert rows(db, "select count(*) n from posts") == [{"n": 8}]
     assert not rows(db, "select * from media") and not rows(db, "select * from post_media")
     assert not [h for h in blog.take_hits() + cdn.take_hits() if h.path.startswith(("/img/", "/c/"))]
+
+
+def test_a_new_post_s_cover_shown_by_the_listings_too_is_not_the_theme_s(tmp_path: Path) -> None:
+    """The next run reads the home page, two tag pages and the one new post, all four showing the
+    post's cover: listings show their posts' covers, so only post pages are the theme's evidence."""
+    files = media_blog()
+    with SiteServer(files) as blog, SiteServer(media_cdn()) as cdn:
+        db = tmp_path / "archive.db"
+        media_crawl(db, blog, cdn)
+        cover = '<img src="/img/new-cover.png" alt="The new cover">'
+        files["/img/new-cover.png"] = ("image/png", image("PNG", (120, 80), 12))
+        files["/p/9/"] = ("text/html; charset=utf-8", post_page(9).replace(
+            b"<h1>Post 9 with pictures</h1>", b"<h1>Post 9 with pictures</h1>" + cover.encode()))
+        teaser = f'{cover}<a href="/p/9/">Post 9 with pictures</a>'
+        for tag in ("new", "pictures"):
+            files[f"/t/{tag}/"] = ("text/html; charset=utf-8", _page(f"Tag {tag}", f"<ul><li>{teaser}</li></ul>"))
+        kind, home = files["/"]
+        files["/"] = (kind, home.replace(b"<ul>", f'<a href="/t/new/">new</a><a href="/t/pictures/">pictures</a>'
+                                                  f"<ul><li>{teaser}</li>".encode(), 1))
+        media_crawl(db, blog, cdn)
+        asked = {h.path for h in blog.take_hits()}
+    assert {"/t/new/", "/t/pictures/", "/p/9/"} <= asked
+    assert statuses(db)["/img/new-cover.png"] == "ok"
+    linked = rows(db, "select p.url from post_media pm join posts p on p.id = pm.post_id join media m on m.id = pm.media_id "
+                      "where m.url like '%/img/new-cover.png'")
+    assert [r["url"] for r in linked] == [f"{BASE}/p/9/"]

@@ -478,8 +478,6 @@ class BlogSpider(Spider):
         late = response.meta.get(LATE_ENTRY)  # a page judged and learned from already
         if not late:
             state.note_date(evidence.published)
-            if state.media and state.media.mode != "off":
-                state.media.note_page(page_images(sel.root, base))
         content_links = [(t, text) for href, text in listing_links(sel.root, state.max_links)
                          if (t := state.link(base, href, encoding))]
         kind, reason = decide(url, state.scope, evidence, in_feed=entry is not None,
@@ -488,6 +486,9 @@ class BlogSpider(Spider):
                               posts_linked=len({url_key(t) for t, _ in content_links if url_key(t) in state.entries}),
                               children_linked=len({url_key(t) for t, _ in content_links if below(t, url)}))
         state.parsed[url_key(url)] = kind
+        if not late and kind == "post" and state.media and state.media.mode != "off":
+            # only posts: a listing shows the covers of the posts it lists, the newest on many of them
+            state.media.note_page(page_images(sel.root, base))
         yield PageRecord(url, state.id, kind, reason)
         if not late:
             state.site.note_name(evidence.site_name)
