@@ -62,7 +62,7 @@ def text(n: int) -> str:
     return "".join("<p>" + " ".join(rng.choice(words) for _ in range(60)).capitalize() + ".</p>" for _ in range(3))
 
 
-def _page(title: str, body: str, head: str = "") -> bytes:
+def site_page(title: str, body: str, head: str = "") -> bytes:
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         f'<link rel="alternate" type="application/atom+xml" href="http://{HOST}/feed.xml">{head}</head>'
@@ -77,7 +77,7 @@ def post_page(n: int) -> bytes:
             f'<meta property="article:published_time" content="2024-02-{n:02d}T09:00:00+00:00">')
     article = (f'<article><h1>Post {n} with pictures</h1><img src="/theme/avatar.png" alt="The author">'
                f'{text(n)}{BODIES.get(n, "")}</article>')
-    return _page(f"Post {n} with pictures", article, meta)
+    return site_page(f"Post {n} with pictures", article, meta)
 
 
 def media_blog() -> dict[str, tuple[str, bytes]]:
@@ -87,7 +87,7 @@ def media_blog() -> dict[str, tuple[str, bytes]]:
         f"<published>2024-02-{n:02d}T09:00:00Z</published><updated>2024-02-{n:02d}T09:00:00Z</updated></entry>"
         for n in range(1, POSTS + 1))
     files = {
-        "/": ("text/html; charset=utf-8", _page("Media test blog", f'<aside><img src="/theme/avatar.png" alt="The author"></aside><ul>{links}</ul>')),
+        "/": ("text/html; charset=utf-8", site_page("Media test blog", f'<aside><img src="/theme/avatar.png" alt="The author"></aside><ul>{links}</ul>')),
         "/feed.xml": ("application/atom+xml", (
             '<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
             f'<title>Media test blog</title><id>http://{HOST}/</id><updated>2024-03-01T00:00:00Z</updated>{entries}</feed>').encode()),

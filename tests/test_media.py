@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, rows, run_cli
 from lxml import html
-from mediablog import CDN, HOST, SiteServer, _page, image, media_blog, media_cdn, post_page
+from mediablog import CDN, HOST, SiteServer, image, media_blog, media_cdn, post_page, site_page
 from PIL import Image
 from warcio.archiveiterator import ArchiveIterator
 
@@ -309,7 +309,7 @@ def test_a_new_post_s_cover_shown_by_the_listings_too_is_not_the_theme_s(tmp_pat
             b"<h1>Post 9 with pictures</h1>", b"<h1>Post 9 with pictures</h1>" + cover.encode()))
         teaser = f'{cover}<a href="/p/9/">Post 9 with pictures</a>'
         for tag in ("new", "pictures"):
-            files[f"/t/{tag}/"] = ("text/html; charset=utf-8", _page(f"Tag {tag}", f"<ul><li>{teaser}</li></ul>"))
+            files[f"/t/{tag}/"] = ("text/html; charset=utf-8", site_page(f"Tag {tag}", f"<ul><li>{teaser}</li></ul>"))
         kind, home = files["/"]
         files["/"] = (kind, home.replace(b"<ul>", f'<a href="/t/new/">new</a><a href="/t/pictures/">pictures</a>'
                                                   f"<ul><li>{teaser}</li>".encode(), 1))
