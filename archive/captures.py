@@ -56,10 +56,15 @@ def save_capture(
     return sha
 
 
+def stored_body(stored: bytes) -> bytes:
+    """A body as ``capture_bodies`` stores it, decoded."""
+    return zlib.decompress(stored)
+
+
 def load_body(db: Database, sha: str) -> bytes | None:
     """A stored body by its sha256, or None."""
     row = db.execute("select body from capture_bodies where sha256 = ?", [sha]).fetchone()
-    return zlib.decompress(row[0]) if row else None
+    return stored_body(row[0]) if row else None
 
 
 def latest_capture(db: Database, url: str, *, status: int = 200) -> dict[str, Any] | None:

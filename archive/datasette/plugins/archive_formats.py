@@ -15,22 +15,17 @@ from typing import Any
 
 from datasette import hookimpl
 from datasette.app import Datasette
-from datasette.utils.asgi import AsgiFileDownload, NotFound, Request, Response
+from datasette.utils.asgi import AsgiFileDownload, Request, Response
 from sqlite_utils import Database
 
 from archive.opml import export_opml
+from archive.served import named_archive
 from archive.warc import export_warc
+
 
 async def _archive(datasette: Datasette, request: Request) -> Database:
     """A read-only connection to the archive the URL names (its captures read live)."""
-    name = request.url_vars["database"]
-    try:
-        db = datasette.get_database(name)
-    except KeyError:
-        raise NotFound(f"no database {name}") from None
-    await datasette.ensure_permissions(request.actor, [("view-database", name), "view-instance"])
-    if not db.path or not await db.table_exists("captures"):
-        raise NotFound(f"{name} is not a blogarchive archive")
+    db = await named_archive(datasette, request, "captures")
     return Database(sqlite3.connect(f"file:{db.path}?mode=ro", uri=True, check_same_thread=False))
 
 

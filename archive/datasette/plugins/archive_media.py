@@ -8,13 +8,15 @@ order, each with the route of its archived body, or none (then the page shows
 its alt text and why it is missing).
 """
 
-import zlib
 from collections.abc import Callable
 from typing import Any
 
 from datasette import hookimpl
 from datasette.app import Datasette
 from datasette.utils.asgi import NotFound, Request, Response
+
+from archive.captures import stored_body
+from archive.served import named_archive
 
 # nothing an image holds may run, load or be framed; inline styles only, for SVG's looks
 MEDIA_HEADERS = {
@@ -30,20 +32,13 @@ def media_path(datasette: Datasette, database: str, media_id: int) -> str:
 
 
 async def media(datasette: Datasette, request: Request) -> Response:
-    name = request.url_vars["database"]
-    try:
-        db = datasette.get_database(name)
-    except KeyError:
-        raise NotFound(f"no database {name}") from None
-    await datasette.ensure_permissions(request.actor, [("view-database", name), "view-instance"])
-    if not await db.table_exists("media"):
-        raise NotFound(f"{name} is not a blogarchive archive")
+    db = await named_archive(datasette, request, "media")
     row = (await db.execute(
         "select m.content_type, b.body from media m join capture_bodies b on b.sha256 = m.sha256 "
         "where m.id = ? and m.status = 'ok'", [int(request.url_vars["id"])])).first()
     if row is None:
         raise NotFound("no such image in the archive")
-    return Response(zlib.decompress(row["body"]), content_type=row["content_type"], headers=dict(MEDIA_HEADERS))
+    return Response(stored_body(row["body"]), content_type=row["content_type"], headers=dict(MEDIA_HEADERS))
 
 
 @hookimpl
