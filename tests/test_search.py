@@ -1,6 +1,8 @@
 """Search through the two indexes: trigram for words of three characters or more, posts_grams for shorter ones."""
 
+import re
 import sqlite3
+import tracemalloc
 
 import pytest
 from sqlite_utils import Database
@@ -45,6 +47,22 @@ def reads_every_post(steps):
 def test_post_grams_are_the_one_and_two_character_pieces_of_each_run():
     assert set(post_grams("内存", "Go, C#! go", None).split()) == {"c", "g", "go", "o", "内", "内存", "存"}
     assert set(post_grams("Title", "secret text", "encrypted").split()) == set(post_grams("Title", None, None).split())
+
+
+def test_a_huge_posts_grams_take_a_few_bytes_a_character():
+    # a 15 MB post's grams, computed in the writer: listing every run of its text (millions of
+    # them) or lower-casing it whole (12 bytes a character while it works) took 300 MB there
+    text = "".join(f"第{i}段：数据库的内存与 İstanbul words {i} " for i in range(200_000))
+    runs = set(re.findall(r"[^\W_]+", text.lower()))
+    expected = {c for run in runs for c in run} | {run[i:i + 2] for run in runs for i in range(len(run) - 1)}
+    tracemalloc.start()
+    try:
+        grams = post_grams(None, text, None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert set(grams.split()) == expected
+    assert peak < 12 * len(text)  # the text lower-cased once (2 bytes a character here) and its distinct runs; 25 before
 
 
 @pytest.mark.parametrize("query, expected", [
