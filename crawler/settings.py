@@ -116,6 +116,9 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.mediafetch.MediaCheckMiddleware": 587,
     # before decompression (590): a compressed body cut short is refused, not read in part
     "crawler.middlewares.TruncatedBodyMiddleware": 595,
+    # Scrapy's meta refresh (580), reading a page's first bytes instead of decoding all of it
+    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+    "crawler.middlewares.MetaRefreshMiddleware": 580,
     # holds requests while pages wait for an extraction worker (back-pressure)
     "crawler.pool.ExtractionGate": 60,
 }
