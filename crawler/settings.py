@@ -64,6 +64,9 @@ ARCHIVE_EXTRACT_QUEUE = 8
 # memory passes this many MB (a huge page's parse leaves the heap grown).
 ARCHIVE_EXTRACT_RECYCLE_PAGES = 1000
 ARCHIVE_EXTRACT_RECYCLE_MB = 250
+# Memory the crawl's processes may take, about: big pages (over 1 MB) go through a
+# few lanes, one for each 200 MB over 300 (crawler.budget).
+ARCHIVE_MEMORY_MB = 512
 # Keys a crawl keeps in memory per blog for what grows with it (URLs seen, pages
 # judged, feed entries); beyond, they are kept in a temporary file.
 ARCHIVE_MEMORY_KEYS = 100_000
@@ -121,11 +124,15 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.MetaRefreshMiddleware": 580,
     # holds requests while pages wait for an extraction worker (back-pressure)
     "crawler.pool.ExtractionGate": 60,
+    # after decompression (590): a big page holds one of a few lanes (ARCHIVE_MEMORY_MB)
+    "crawler.budget.MemoryBudget": 589,
 }
 SPIDER_MIDDLEWARES = {
     # farthest from the spider: a bug anywhere on a page's way is recorded against its source
     "crawler.safety.CallbackErrorsMiddleware": 10,
     "crawler.tracking.ProcessedMiddleware": 950,
+    # a big page's lane is free once its callback is done (crawler.budget)
+    "crawler.budget.ReleaseLanes": 20,
 }
 ITEM_PIPELINES = {
     "crawler.tracking.LockPipeline": 50,

@@ -171,6 +171,10 @@ class ArchiveStore:
         self._last = self._submit(self._run, step, args, held)
         return self._last
 
+    def backlog_bytes(self) -> int:
+        """Bytes held by the writes queued and not done yet."""
+        return self._queued_bytes - self._done_bytes
+
     def write_now(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``write``, waited for and committed; what ``fn`` returned (or raised)."""
         return self.apply_now(lambda run: run(fn, *args, **kwargs))

@@ -1,0 +1,184 @@
+"""The crawl's memory budget (``ARCHIVE_MEMORY_MB``): big pages go through a few lanes.
+
+A page of a few hundred kB costs little, however many are in flight. A big one is
+held many times over on its way: its download, its decompressed body, its text,
+the copy sent to an extraction worker and the tree the worker builds from it, the
+post that comes back (text and Markdown) and its write (the row and its index
+entries). Twenty such pages at once took the crawl's processes past 1.5 GB.
+
+So a page needs a *lane* once it is known to be big (over ``BIG_PAGE_BYTES`` once
+decompressed): at its headers (its length, the compressed one counted
+``COMPRESSION`` times over), as its bytes arrive, or after its decompression. It
+holds the lane until its callback is done (its extraction included: the spider
+middleware ``ReleaseLanes``), or, for a page that reaches no callback, until its
+request is let go. A lane is free only while the
+archive's writer holds less than a page's worth of writes, so a big post's write
+is done before the next big page comes in.
+
+A page found big when every lane is taken is read no further: its download is
+stopped, or its decompressed body dropped, and it is scheduled again to wait for a
+lane before it is fetched (one more request, for its headers). Nothing is dropped.
+
+Lanes: ``(ARCHIVE_MEMORY_MB - RESTING_MB) / (PAGE_COPIES * DOWNLOAD_MAXSIZE)``, one
+at least: the processes at rest take about ``RESTING_MB``, and a page of the size
+cap is held about ``PAGE_COPIES`` times at once across them. The 512 MB default
+gives one lane.
+"""
+
+import asyncio
+import gc
+import time
+import weakref
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import StopDownload
+from scrapy.http import Headers, Response
+
+from .store import ArchiveStore
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+BIG_PAGE_BYTES = 1_000_000
+COMPRESSION = 8  # what a compressed page is taken to grow to, until it is decompressed
+RESTING_MB = 300
+PAGE_COPIES = 10
+# Seconds a page waits for a lane before what holds one is looked for in reference
+# cycles too (a failure's traceback can keep a request alive until the collector runs).
+COLLECT_AFTER = 5.0
+
+LANE = "archive_lane"  # request.meta: the lane this page holds
+BIG = "archive_big"  # request.meta: found big with every lane taken; waits for one
+STOPPED = "archive_stopped"  # request.meta: its download was stopped for a lane
+
+
+class _Lane:
+    """Held in a request's meta: ``release()`` frees its lane, at the latest when it is let go."""
+
+    __slots__ = ("__weakref__", "release")
+
+
+class MemoryBudget:
+    """Downloader middleware, and receiver of the download signals: the lanes of big pages."""
+
+    def __init__(self, crawler: "Crawler", lanes: int):
+        self.lanes = lanes
+        self.taken = 0
+        self.max_size = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        self.store = ArchiveStore.of(crawler)
+        self.stats = crawler.stats
+        self.received: weakref.WeakKeyDictionary[Request, int] = weakref.WeakKeyDictionary()
+        self.waiting: deque[tuple[asyncio.Future[None], Request]] = deque()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._poll: asyncio.TimerHandle | None = None
+        self._collected = 0.0
+
+    @classmethod
+    def from_crawler(cls, crawler: "Crawler") -> "MemoryBudget":
+        settings = crawler.settings
+        spare = (settings.getint("ARCHIVE_MEMORY_MB") - RESTING_MB) * 2**20
+        budget = cls(crawler, max(1, spare // (PAGE_COPIES * settings.getint("DOWNLOAD_MAXSIZE"))))
+        crawler.signals.connect(budget.headers_received, signal=signals.headers_received)
+        crawler.signals.connect(budget.bytes_received, signal=signals.bytes_received)
+        return budget
+
+    # -- a page found big ---------------------------------------------------------------
+
+    def headers_received(self, headers: Headers, body_length: Any, request: Request, spider: Any) -> None:
+        if LANE in request.meta:
+            return
+        weight = COMPRESSION if _compressed(headers) else 1
+        if isinstance(body_length, int) and body_length * weight > BIG_PAGE_BYTES:  # else: not given
+            self._need_lane(request)
+        self.received[request] = (weight, 0)
+
+    def bytes_received(self, data: bytes, request: Request, spider: Any) -> None:
+        if LANE in request.meta:
+            return
+        weight, got = self.received.get(request, (1, 0))
+        self.received[request] = (weight, got + weight * len(data))
+        if got + weight * len(data) > BIG_PAGE_BYTES:
+            self._need_lane(request)
+
+    def process_response(self, request: Request, response: Response) -> Request | Response:
+        """After decompression: a body over ``BIG_PAGE_BYTES`` holds a lane, or is fetched again later."""
+        if len(response.body) <= BIG_PAGE_BYTES or LANE in request.meta or self._take(request):
+            return response
+        return self._later(request)
+
+    def process_exception(self, request: Request, exception: Exception) -> Request | None:
+        if isinstance(exception, StopDownload) and request.meta.get(STOPPED):
+            return self._later(request)
+        return None
+
+    def _need_lane(self, request: Request) -> None:
+        if not self._take(request):
+            request.meta[STOPPED] = True  # here, not by another handler
+            raise StopDownload(fail=True)
+
+    def _later(self, request: Request) -> Request:
+        self.stats.inc_value("memory/big_page_waits")
+        meta = {k: v for k, v in request.meta.items() if k not in (LANE, STOPPED)}
+        return request.replace(meta={**meta, BIG: True}, dont_filter=True)
+
+    # -- lanes ----------------------------------------------------------------------------
+
+    async def process_request(self, request: Request) -> None:
+        if not request.meta.get(BIG) or LANE in request.meta:
+            return
+        if self.waiting or not self._take(request):
+            future = asyncio.get_running_loop().create_future()
+            self.waiting.append((future, request))
+            self._check()
+            await future
+
+    def _take(self, request: Request) -> bool:
+        if self.taken >= self.lanes or self.store.backlog_bytes() > self.max_size:
+            return False
+        self.loop = self.loop or asyncio.get_running_loop()
+        self.taken += 1
+        lane = request.meta[LANE] = _Lane()
+        lane.release = weakref.finalize(lane, self.loop.call_soon_threadsafe, self._release)
+        self.stats.max_value("memory/big_pages_at_once", self.taken)
+        return True
+
+    def _release(self) -> None:
+        self.taken -= 1
+        self._check()
+
+    def _check(self) -> None:
+        """Let the pages that wait take the lanes that are free, in turn; look again soon while some wait."""
+        while self.waiting and self._take(self.waiting[0][1]):
+            future, _ = self.waiting.popleft()
+            if not future.done():
+                future.set_result(None)
+        if self.waiting and self._poll is None:
+            if self.taken >= self.lanes and time.monotonic() - self._collected > COLLECT_AFTER:
+                self._collected = time.monotonic()
+                gc.collect()
+            self._poll = asyncio.get_running_loop().call_later(0.1, self._polled)
+
+    def _polled(self) -> None:
+        self._poll = None
+        self._check()
+
+
+def _compressed(headers: Headers) -> bool:
+    return (headers.get(b"Content-Encoding") or b"identity").strip().lower() != b"identity"
+
+
+class ReleaseLanes:
+    """Spider middleware: a page's lane is free once its callback is done."""
+
+    async def process_spider_output(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        try:
+            async for output in result:
+                yield output
+        finally:
+            request = getattr(response, "request", None)
+            lane = request.meta.get(LANE) if request is not None else None
+            if lane is not None:
+                lane.release()
