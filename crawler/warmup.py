@@ -2,8 +2,12 @@
 
 The first extraction in a process loads what trafilatura, htmldate and
 py3langid load lazily (half a second, tens of megabytes); done here, every
-worker starts warm and shares those pages with the others.
+worker starts warm and shares those pages with the others. They are then frozen
+(``gc.freeze()``): a worker's collector never goes through them, so it never
+writes to their pages, which stay shared instead of being copied into each worker.
 """
+
+import gc
 
 from .extract import extract_post
 
@@ -15,3 +19,5 @@ SAMPLE = """<html lang="en"><head><title>Warm-up</title>
 )
 
 extract_post("https://example.com/2024/05/warm-up/", SAMPLE)
+gc.collect()
+gc.freeze()
