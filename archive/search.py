@@ -74,16 +74,26 @@ def _fts_phrases(words: list[str]) -> str:
 
 
 def post_ids_sql(words: list[str], *, grams: bool = True) -> tuple[str, dict[str, Any]]:
-    """``select id ...`` of the posts whose title or text contains every word, and its parameters.
+    """``select ...`` of the ids of the posts whose title or text contains every word, and its parameters.
 
     Words of three characters or more go to ``posts_fts``, shorter ones of letters and digits
     to ``posts_grams`` (unless ``grams`` is False: an archive not migrated yet), the rest to
-    ``instr()``.
+    ``instr()``. When the indexes answer every word, the ids come from them alone: the
+    posts' rows are not read (half of 100,000 posts can match a common word).
     """
     long = [w for w in words if len(w) >= MIN_TRIGRAM_CHARS]
     short = [w for w in words if len(w) < MIN_TRIGRAM_CHARS and grams and is_gram(w)]
     scanned = [w for w in words if len(w) < MIN_TRIGRAM_CHARS and w not in short]
     params: dict[str, Any] = {}
+    if (long or short) and not scanned:
+        arms = []
+        if long:
+            params["fts"] = _fts_phrases(long)
+            arms.append(FTS_IDS)
+        if short:
+            params["grams"] = _fts_phrases([w.lower() for w in short])
+            arms.append(GRAMS_IDS)
+        return " intersect ".join(arms), params
     where = []
     if long:
         params["fts"] = _fts_phrases(long)

@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 from urllib.parse import quote
 
@@ -398,3 +399,110 @@ def test_a_protected_post_shows_as_protected_with_no_text(tmp_path):
         assert "Protected post" in body and reason in body
         found = get_json(f"{base}/{path.stem}/posts.json?_shape=array&protected__notblank=1")
         assert [p["title"] for p in found] == ["Secret"]
+
+
+# A search that matches many posts of an archive is answered differently from one that matches few
+# (archive_search.search_clause): the same rows, in the same order, with the same count and facets.
+MANY = [f"Post {i:02d}" for i in range(60)]
+
+
+@pytest.fixture(scope="module")
+def searched_archive(tmp_path_factory):
+    """60 posts of two blogs, published in an order that is not their ids': ``kernel`` in every other
+    one, ``内存`` in every third, ``zeppelin`` in one; a tag twice in every sixth."""
+    path = tmp_path_factory.mktemp("searched") / "searched.db"
+    db = archive.open_archive(path)
+    for url in ("https://one.test/", "https://two.test/"):
+        archive.ensure_source(db, url)
+    run = archive.start_run(db, [1, 2])
+    tags = ["alpha", "beta", "gamma", "delta"]
+    for i, title in enumerate(MANY):
+        words = ["kernel" if i % 2 else "plain", "内存" if i % 3 == 0 else "数据", "zeppelin" if i == 41 else "text"]
+        archive.save_post(db, {"source_id": 1 + i % 2, "url": f"https://{'one' if i % 2 == 0 else 'two'}.test/p/{i}",
+                               "title": title, "text": " ".join(words), "lang": "zh" if i % 3 == 0 else "en",
+                               "tags": [tags[i % 4], tags[(i + 1) % 4]] + [tags[i % 4]] * (i % 6 == 0),  # one twice
+                               "published": f"{2010 + (i * 7) % 13}-{1 + i % 12:02d}-{1 + i % 28:02d}T00:00:00Z"},
+                          run_id=run)
+    db.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def searched(searched_archive):
+    with serving(searched_archive) as base:
+        yield base + "/" + searched_archive.stem
+
+
+def expected_search(path, fts: str, grams: str | None = None) -> list[dict]:
+    """The posts a search finds, newest first, read without the plugin."""
+    conn = sqlite3.connect(path)
+    conn.row_factory = sqlite3.Row
+    ids = "select rowid from posts_fts where posts_fts match :fts"
+    if grams:
+        ids += " intersect select rowid from posts_grams where posts_grams match :grams"
+    rows = conn.execute(f"select * from posts where id in ({ids}) order by published desc", {"fts": fts, "grams": grams})
+    return [dict(r) for r in rows]
+
+
+@pytest.mark.parametrize("query, fts, grams, many", [
+    ("kernel", '"kernel"', None, True),  # half of the posts
+    ("内存", None, '"内存"', True),  # a third, from posts_grams
+    ("zeppelin", '"zeppelin"', None, False),  # one post in 60
+    ("内存 kernel", '"kernel"', '"内存"', True),  # both indexes (the third arm)
+])
+def test_a_search_gives_the_same_rows_count_and_facets_however_many_posts_it_matches(
+        searched, searched_archive, query, fts, grams, many):
+    if fts is None:  # a short word alone: posts_grams only
+        conn = sqlite3.connect(searched_archive)
+        conn.row_factory = sqlite3.Row
+        expected = [dict(r) for r in conn.execute(
+            "select * from posts where id in (select rowid from posts_grams where posts_grams match ?) order by published desc",
+            [grams])]
+    else:
+        expected = expected_search(searched_archive, fts, grams)
+    assert expected
+    data = get_json(searched + f"/posts.json?_search={quote(query)}&_size=7&_facet_size=50")
+    assert data["filtered_table_rows_count"] == len(expected)
+    assert ("+id in" in data["query"]["sql"]) is many, data["query"]["sql"]
+    facets = {f["name"]: {r["value"]: r["count"] for r in f["results"]} for f in data["facet_results"].values()
+              if f["type"] in ("column", "array")}
+    assert facets["lang"] == dict(Counter(p["lang"] for p in expected))
+    assert facets["source_id"] == dict(Counter(p["source_id"] for p in expected))
+    assert facets["tags"] == dict(Counter(t for p in expected for t in set(json.loads(p["tags"]))))  # once a post
+    years = next(f for f in data["facet_results"].values() if f["type"] == "year")
+    assert {r["value"]: r["count"] for r in years["results"]} == dict(Counter(p["published"][:4] for p in expected))
+    found, page = [], data
+    while True:  # every page, through Datasette's _next
+        found += [r[page["columns"].index("title")] for r in page["rows"]]
+        if not page["next_url"]:
+            break
+        page = get_json(page["next_url"])
+    assert found == [p["title"] for p in expected]  # the same posts, newest first
+
+
+def test_a_common_word_is_read_newest_first_from_indexes_not_from_every_matching_row(searched_archive):
+    """EXPLAIN QUERY PLAN of the queries of the posts table's page for a search that matches half the
+    posts: the page walks idx_posts_published and stops (no sort), the count and the facets read
+    indexes that cover them, never the posts' rows."""
+    sys.path.insert(0, str(ROOT / "archive" / "datasette" / "plugins"))
+    import archive_search
+
+    conn = sqlite3.connect(searched_archive)
+    archive_search.prepare_connection(conn)
+    metadata = {"fts_table": "posts_search", "fts_pk": "id"}
+    assert archive_search.matches_of(conn).many("kernel")
+    where = archive_search.search_clause(metadata, True)
+    every = "select * from posts where " + where
+
+    def plan(sql: str) -> list[str]:
+        return [r[3] for r in conn.execute(f"explain query plan {sql}", {"search": "kernel"})]
+
+    page = plan(f"{every} order by published desc limit 101")
+    assert "SCAN posts USING INDEX idx_posts_published" in page and not any("ORDER BY" in s for s in page), page
+    for sql in (f"select count(*) from posts where {where}",
+                f"select lang, count(*) from ({every}) where lang is not null group by lang",
+                f"select source_id, count(*) from ({every}) where source_id is not null group by source_id",
+                f"select substr(published, 1, 4) as y, count(*) from ({every}) group by y",
+                f"with inner as (select id, tags from ({every})) select j.value, count(*) from json_each(inner.tags) j join inner group by j.value"):
+        steps = plan(sql)
+        assert any("COVERING INDEX" in s for s in steps) and not any(s in ("SCAN posts", "SCAN inner") for s in steps), (sql, steps)

@@ -4,13 +4,19 @@ Datasette's own date facet counts days; a reader of an archive browses by
 year and month. ``{"year": "published"}`` in a table's facets (or
 ``?_facet_year=published``) counts ``substr(published, 1, 4)``; a click
 filters with ``published__startswith=2024``.
+
+Datasette's array facet (tags) keeps each distinct (tag, row) pair with the
+row's every column, its text and Markdown included: on a search that matches
+half of 100,000 posts, gigabytes to sort. ``NarrowArrayFacet`` takes its place:
+the same counts from the rows' primary keys and arrays only, which an index
+covers (idx_posts_listing), each value counted once per row.
 """
 
 from typing import Any
 
 from datasette import hookimpl
 from datasette.database import QueryInterrupted
-from datasette.facets import Facet
+from datasette.facets import ArrayFacet, Facet
 from datasette.utils import escape_sqlite, path_with_added_args, path_with_removed_args
 
 
@@ -70,6 +76,64 @@ class MonthFacet(PeriodFacet):
     chars = 7
 
 
+class NarrowArrayFacet(ArrayFacet):
+    """Datasette's array facet, counted from the rows' primary keys and arrays only (each value once
+    per row, as Datasette counts it), not from a distinct copy of every column of every row."""
+
+    async def facet_results(self) -> tuple[list[dict[str, Any]], list[str]]:
+        results, timed_out = [], []
+        pairs = self.get_querystring_pairs()
+        size = self.get_facet_size()
+        pks = await self.ds.get_database(self.database).primary_keys(self.table)
+        if not pks:  # a view, a rowid table: Datasette's own
+            return await super().facet_results()
+        for source_and_config in self.get_configs():
+            config = source_and_config["config"]
+            column = config.get("column") or config["simple"]
+            col = escape_sqlite(column)
+            kept = ", ".join(escape_sqlite(c) for c in dict.fromkeys([*pks, column]))
+            sql = (
+                f"select j.value as value, count(*) as count from (select {kept} from ({self.sql})) r, json_each(r.{col}) j"
+                f" where not exists (select 1 from json_each(r.{col}) k where k.key < j.key and k.value = j.value)"
+                f" group by j.value order by count desc, value limit {size + 1}"
+            )
+            try:
+                rows = (await self.ds.execute(self.database, sql, self.params, truncate=False,
+                                              custom_time_limit=self.ds.setting("facet_time_limit_ms"))).rows
+            except QueryInterrupted:
+                timed_out.append(column)
+                continue
+            values = []
+            for row in rows[:size]:
+                value = str(row["value"])
+                selected = (f"{column}__arraycontains", value) in pairs
+                change = path_with_removed_args if selected else path_with_added_args
+                values.append({
+                    "value": value,
+                    "label": value,
+                    "count": row["count"],
+                    "toggle_url": self.ds.absolute_url(
+                        self.request, change(self.request, {f"{column}__arraycontains": value})),
+                    "selected": selected,
+                })
+            results.append({
+                "name": column,
+                "type": self.type,
+                "results": values,
+                "hideable": source_and_config["source"] != "metadata",
+                "toggle_url": self.ds.urls.path(path_with_removed_args(self.request, {"_facet_array": column})),
+                "truncated": len(rows) > size,
+            })
+        return results, timed_out
+
+
 @hookimpl
 def register_facet_classes() -> list[type[Facet]]:
-    return [YearFacet, MonthFacet]
+    return [YearFacet, MonthFacet, NarrowArrayFacet]
+
+
+@hookimpl(hookwrapper=True, specname="register_facet_classes")
+def without_datasettes_array_facet():
+    """Datasette's ArrayFacet out of the facet classes: NarrowArrayFacet takes its place."""
+    outcome = yield
+    outcome.force_result([[k for k in classes if k is not ArrayFacet] for classes in outcome.get_result()])

@@ -17,8 +17,22 @@ other index finds nothing for it. For the third arm MATCH is ``match(query,
 statement before the arm is read, which computes the ids (or says there are
 none to read). SQLite also checks MATCH again on each row the view returns,
 which ``match()`` answers true.
+
+A common word matches half the posts of an archive. Datasette's clause ``id in
+(select rowid from posts_search ...)`` makes SQLite read the row of every post
+that matches (it takes the list of ids as the way in, never an index in the
+page's order), then sort them all for a page of 101, then read them all again
+for the count and each facet: seconds at 100,000 posts. So on the posts table
+``filters_from_request`` replaces that clause (``search_clause``) by one over
+the ids ``Matches`` keeps (``posts_search_ids(:search)``, a JSON array): for a
+search that matches many posts, with ``+id``, which SQLite cannot use as the
+way in, so it walks ``idx_posts_published`` newest first and stops after the
+page, and it counts and facets from the narrow ``idx_posts_listing`` (its
+migration) instead of the posts' rows; for a search that matches few
+(``FEW_MATCHES``), by their ids, as before.
 """
 
+import asyncio
 import json
 import re
 import sqlite3
@@ -27,6 +41,7 @@ import time
 from pathlib import Path
 
 from datasette import hookimpl
+from datasette.utils import await_me_maybe, escape_sqlite
 from markupsafe import escape
 
 from archive.search import MIN_TRIGRAM_CHARS, is_gram, post_ids_sql, register_functions
@@ -45,6 +60,11 @@ VIEW = """create temp view if not exists posts_search(rowid, posts_search) as
 # How stale the matches of a query may be while a crawl commits new posts.
 RECHECK_SECONDS = 0.1
 KEPT_SEARCHES = 64  # searches whose matches are kept, per archive
+VIEW_NAME = "posts_search"
+# A search that matches up to this share of the posts reads them by id (cheap for so few); one that
+# matches more, by walking the posts newest first and keeping those that match (the page stops early).
+FEW_MATCHES = 0.05
+IDS = "(select value from json_each(posts_search_ids(:search)))"
 
 
 def search_terms(query: str | None) -> list[str]:
@@ -78,23 +98,47 @@ class Matches:
         self.conn = conn
         self.lock = threading.Lock()  # Datasette's connections live in several threads
         self.found: dict[str, frozenset[int]] = {}
+        self.arrays: dict[str, str] = {}  # the same, as JSON arrays: what posts_search_ids() returns
+        self.posts: int | None = None  # how many posts the archive has
         self.version = -1
         self.checked = 0.0
 
+    def _recheck(self) -> None:
+        now = time.monotonic()
+        if now - self.checked > RECHECK_SECONDS:
+            version = self.conn.execute("pragma data_version").fetchone()[0]
+            if version != self.version:
+                self.found.clear()
+                self.arrays.clear()
+                self.posts = None
+                self.version = version
+            self.checked = now
+
+    def many(self, query: str) -> bool:
+        """Whether ``query`` matches more than FEW_MATCHES of the posts."""
+        found = self.of(query)
+        with self.lock:
+            if self.posts is None:
+                self.posts = self.conn.execute("select count(*) from posts").fetchone()[0]
+            return len(found) > FEW_MATCHES * self.posts
+
     def of(self, query: str) -> frozenset[int]:
         with self.lock:
-            now = time.monotonic()
-            if now - self.checked > RECHECK_SECONDS:
-                version = self.conn.execute("pragma data_version").fetchone()[0]
-                if version != self.version:
-                    self.found.clear()
-                    self.version = version
-                self.checked = now
+            self._recheck()
             if query not in self.found:
                 if len(self.found) >= KEPT_SEARCHES:
                     self.found.clear()
+                    self.arrays.clear()
                 self.found[query] = matching_post_ids(self.conn, search_terms(query))
             return self.found[query]
+
+    def array(self, query: str) -> str:
+        """``of(query)`` as a JSON array, ascending."""
+        found = self.of(query)
+        with self.lock:
+            if self.found.get(query) is not found or query not in self.arrays:
+                self.arrays[query] = json.dumps(sorted(found))
+            return self.arrays[query]
 
 
 _matches: dict[str, Matches] = {}  # archive file -> its matches
@@ -106,6 +150,12 @@ def matches_of(conn: sqlite3.Connection) -> Matches:
     path = next((row[2] for row in conn.execute("pragma database_list") if row[1] == "main"), "")
     if not path:
         return Matches(conn)
+    return matches_at(path)
+
+
+def matches_at(path: str) -> Matches:
+    """The ``Matches`` of the archive file at ``path``."""
+    path = str(Path(path).resolve())
     with _matches_lock:
         if path not in _matches:
             reader = sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True, check_same_thread=False)
@@ -167,6 +217,51 @@ class ScannedArm:
         return self.ids
 
 
+def datasette_clause(metadata: dict) -> str:
+    """The clause Datasette's ``?_search=`` adds on a table searched through ``posts_search``."""
+    fts_table = escape_sqlite(metadata.get("fts_table", ""))
+    fts_pk = escape_sqlite(metadata.get("fts_pk", "rowid"))
+    return f"{fts_pk} in (select rowid from {fts_table} where {fts_table} match escape_fts(:search))"
+
+
+def search_clause(metadata: dict, many: bool) -> str:
+    """The clause that replaces ``datasette_clause``, for a search that matches ``many`` posts or few."""
+    fts_pk = escape_sqlite(metadata.get("fts_pk", "rowid"))
+    return f"+{fts_pk} in {IDS}" if many else f"{fts_pk} in {IDS}"
+
+
+def _replacing(result: object, metadata: dict, matches: Matches, search: str):
+    """``result`` of a ``filters_from_request`` hook with ``datasette_clause`` replaced by ``search_clause``."""
+
+    async def inner():
+        arguments = await await_me_maybe(result)
+        clause = datasette_clause(metadata)
+        if arguments is None or clause not in arguments.where_clauses:
+            return arguments
+        # off the event loop, and off Datasette's connections and their time limit
+        many = await asyncio.get_running_loop().run_in_executor(None, matches.many, search)
+        replacement = search_clause(metadata, many)
+        arguments.where_clauses = [replacement if c == clause else c for c in arguments.where_clauses]
+        return arguments
+
+    return inner
+
+
+@hookimpl(hookwrapper=True)
+def filters_from_request(request, database, table, datasette):
+    """On a table whose ``fts_table`` is ``posts_search``, Datasette's ``?_search=`` clause is
+    replaced by ``search_clause`` (the module's docstring says why)."""
+    outcome = yield
+    metadata = datasette.table_metadata(database, table)
+    search = request.args.get("_search")
+    path = datasette.get_database(database).path
+    if (metadata.get("fts_table") != VIEW_NAME or not search or request.args.get("_searchmode") == "raw"
+            or "_fts_table" in request.args or "_fts_pk" in request.args or not path):
+        return
+    matches = matches_at(path)
+    outcome.force_result([_replacing(result, metadata, matches, search) for result in outcome.get_result()])
+
+
 def search_snippet(text: str | None, query: str | None) -> str:
     """About SNIPPET_CHARS of ``text`` around the first word of ``query`` in it
     (its start when only the title matched), each word between ``<mark>`` and ``</mark>``.
@@ -201,6 +296,7 @@ def prepare_connection(conn: sqlite3.Connection) -> None:
         arm = ScannedArm(matches_of(conn))
         conn.create_function("match", 2, arm.match, deterministic=True)
         conn.create_function("posts_search_scanned", 0, arm.scanned)
+        conn.create_function("posts_search_ids", 1, lambda query: arm.matches.array(query or ""))
         conn.execute(VIEW)
     conn.create_function("search_snippet", 2, search_snippet, deterministic=True)
     conn.create_function("search_snippet_html", 2, search_snippet_html, deterministic=True)
