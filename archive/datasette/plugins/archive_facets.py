@@ -37,10 +37,8 @@ class PeriodFacet(Facet):
                 f"from ({self.sql}) where length({escape_sqlite(column)}) >= {self.chars} "
                 f"group by value order by value desc limit {size + 1}"
             )
-            try:
-                rows = (await self.ds.execute(self.database, sql, self.params, truncate=False,
-                                              custom_time_limit=self.ds.setting("facet_time_limit_ms"))).rows
-            except QueryInterrupted:
+            rows = await _rows(self, sql)
+            if rows is None:
                 timed_out.append(column)
                 continue
             results.append({
@@ -97,10 +95,8 @@ class NarrowArrayFacet(ArrayFacet):
                 f" where not exists (select 1 from json_each(r.{col}) k where k.key < j.key and k.value = j.value)"
                 f" group by j.value order by count desc, value limit {size + 1}"
             )
-            try:
-                rows = (await self.ds.execute(self.database, sql, self.params, truncate=False,
-                                              custom_time_limit=self.ds.setting("facet_time_limit_ms"))).rows
-            except QueryInterrupted:
+            rows = await _rows(self, sql)
+            if rows is None:
                 timed_out.append(column)
                 continue
             values = []
@@ -137,3 +133,12 @@ def without_datasettes_array_facet():
     """Datasette's ArrayFacet out of the facet classes: NarrowArrayFacet takes its place."""
     outcome = yield
     outcome.force_result([[k for k in classes if k is not ArrayFacet] for classes in outcome.get_result()])
+
+
+async def _rows(facet: Facet, sql: str) -> list[Any] | None:
+    """The rows of one of ``facet``'s queries, or None past Datasette's time limit for facets."""
+    try:
+        return (await facet.ds.execute(facet.database, sql, facet.params, truncate=False,
+                                       custom_time_limit=facet.ds.setting("facet_time_limit_ms"))).rows
+    except QueryInterrupted:
+        return None
