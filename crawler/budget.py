@@ -26,6 +26,7 @@ gives one lane.
 """
 
 import asyncio
+import ctypes
 import gc
 import time
 import weakref
@@ -49,6 +50,12 @@ PAGE_COPIES = 10
 # Seconds a page waits for a lane before what holds one is looked for in reference
 # cycles too (a failure's traceback can keep a request alive until the collector runs).
 COLLECT_AFTER = 5.0
+
+try:
+    _LIBC: ctypes.CDLL | None = ctypes.CDLL("libc.so.6")
+    _LIBC.malloc_trim  # glibc only
+except (OSError, AttributeError):
+    _LIBC = None
 
 LANE = "archive_lane"  # request.meta: the lane this page holds
 BIG = "archive_big"  # request.meta: found big with every lane taken; waits for one
@@ -147,6 +154,7 @@ class MemoryBudget:
 
     def _release(self) -> None:
         self.taken -= 1
+        _trim()
         self._check()
 
     def _check(self) -> None:
@@ -164,6 +172,13 @@ class MemoryBudget:
     def _polled(self) -> None:
         self._poll = None
         self._check()
+
+
+def _trim() -> None:
+    """Give the system back what the heap holds free (``malloc_trim``): a big page's tree and
+    strings are millions of small blocks, which glibc keeps in its heaps once let go."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
 
 
 def _compressed(headers: Headers) -> bool:
