@@ -77,7 +77,8 @@ class MemoryBudget:
         self.max_size = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self.store = ArchiveStore.of(crawler)
         self.stats = crawler.stats
-        self.received: weakref.WeakKeyDictionary[Request, int] = weakref.WeakKeyDictionary()
+        # bytes in so far, each counted ``weight`` times (COMPRESSION when compressed): (weight, count)
+        self.received: weakref.WeakKeyDictionary[Request, tuple[int, int]] = weakref.WeakKeyDictionary()
         self.waiting: deque[tuple[asyncio.Future[None], Request]] = deque()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._poll: asyncio.TimerHandle | None = None
@@ -106,8 +107,9 @@ class MemoryBudget:
         if LANE in request.meta:
             return
         weight, got = self.received.get(request, (1, 0))
-        self.received[request] = (weight, got + weight * len(data))
-        if got + weight * len(data) > BIG_PAGE_BYTES:
+        got += weight * len(data)
+        self.received[request] = (weight, got)
+        if got > BIG_PAGE_BYTES:
             self._need_lane(request)
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
