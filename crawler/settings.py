@@ -61,10 +61,9 @@ ARCHIVE_EXTRACT_TIMEOUT = 30.0
 # Pages waiting for a worker at most: beyond, new requests wait.
 ARCHIVE_EXTRACT_QUEUE = 8
 # A worker is replaced by a fresh one after this many pages, or once its resident
-# memory passes this many MB (a huge page's parse leaves the heap grown; a worker at
-# rest takes about 125 MB).
+# memory passes this many MB (a huge page's parse leaves the heap grown).
 ARCHIVE_EXTRACT_RECYCLE_PAGES = 1000
-ARCHIVE_EXTRACT_RECYCLE_MB = 200
+ARCHIVE_EXTRACT_RECYCLE_MB = 250
 # Memory the crawl's processes may take, about: big pages (over 1 MB) go through a
 # few lanes, one for each 200 MB over 300 (crawler.budget).
 ARCHIVE_MEMORY_MB = 512
