@@ -365,3 +365,19 @@ def test_a_worker_that_grew_past_its_memory_limit_is_recycled():
 
     first, second, counts = run(scenario())
     assert first != second and counts == {"workers_recycled": 1}
+
+
+def test_pages_in_flight_are_all_answered_while_every_worker_is_recycled_after_each_page():
+    jobs = pages() * 2
+
+    async def scenario():
+        pool = await started(workers=2, queue=8, recycle_mb=1)  # every worker is replaced after each page
+        try:
+            posts = await asyncio.gather(*(pool.extract(url, html) for url, html in jobs))
+            return posts, dict(pool.counts)
+        finally:
+            pool.close()
+
+    posts, counts = run(scenario())
+    assert posts == [extract_post(url, html) for url, html in jobs]
+    assert counts == {"workers_recycled": len(jobs)}

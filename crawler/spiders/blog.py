@@ -10,7 +10,7 @@ import gzip
 import io
 import re
 from collections.abc import AsyncIterator, Iterator
-from functools import cached_property
+from functools import cached_property, partial
 from itertools import islice
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -123,6 +123,7 @@ class BlogSpider(Spider):
             entries=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             listed=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             lacking=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
+            unsure=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
             media=ledger_for(settings, source.get("media"), theme=theme_media(self.store.db, source["id"]),
                              source_bytes=source_media_bytes(self.store.db, source["id"])),
@@ -200,7 +201,7 @@ class BlogSpider(Spider):
             assert state.plan is not None
             complete = reason == "finished" and state.plan.complete and not (state.plan.failed or state.budget_cut)
             self.store.write(finish_source_crawl, state.id, finished=reason == "finished", complete=complete)
-            for remembered in (state.seen, state.parsed, state.entries, state.listed):
+            for remembered in (state.seen, state.parsed, state.entries, state.listed, state.lacking, state.unsure):
                 self.crawler.stats.inc_value("archive/keys_on_disk", remembered.spilled)
                 remembered.close()
 
@@ -252,7 +253,7 @@ class BlogSpider(Spider):
             yield request
 
     def _again(self, state: SourceState, url: str) -> Request:
-        """The post once more, for the feed entry that came after its extraction."""
+        """The page once more, for what was read after it was judged: a feed entry, or a listing's link."""
         return Request(url, callback=self.parse_page, errback=self.on_error, cb_kwargs={"state": state},
                        meta={"source_id": state.id, REVALIDATE: True, LATE_ENTRY: True}, dont_filter=True)
 
@@ -363,6 +364,9 @@ class BlogSpider(Spider):
                 flags = state.lacking.get(url_key(url))
                 if flags and brings(entry, flags):  # extracted before this feed was read
                     del state.lacking[url_key(url)]
+                    yield self._again(state, url)
+                elif "feed" in state.unsure.get(url_key(url), ""):  # judged not a post before this feed was read
+                    del state.unsure[url_key(url)]
                     yield self._again(state, url)
         for url in state.plan.missing(response, listed, state.own, feed=feed, before=before) if state.plan else []:
             yield from self._page(state, url)
@@ -480,12 +484,20 @@ class BlogSpider(Spider):
             state.note_date(evidence.published)
         content_links = [(t, text) for href, text in listing_links(sel.root, state.max_links)
                          if (t := state.link(base, href, encoding))]
-        kind, reason = decide(url, state.scope, evidence, in_feed=entry is not None,
-                              dated_text=bool(evidence.published or evidence.visible_date or url_date(url)),
-                              listed=url_key(url) in state.listed, sections=state.sections,
-                              posts_linked=len({url_key(t) for t, _ in content_links if url_key(t) in state.entries}),
-                              children_linked=len({url_key(t) for t, _ in content_links if below(t, url)}))
+        judge = partial(decide, url, state.scope, evidence, sections=state.sections,
+                        dated_text=bool(evidence.published or evidence.visible_date or url_date(url)),
+                        posts_linked=len({url_key(t) for t, _ in content_links if url_key(t) in state.entries}),
+                        children_linked=len({url_key(t) for t, _ in content_links if below(t, url)}))
+        in_feed, listed = entry is not None, url_key(url) in state.listed
+        kind, reason = judge(in_feed=in_feed, listed=listed)
         state.parsed[url_key(url)] = kind
+        if kind in ("page", "listing"):
+            # a listing or a feed read later may show it after all: the page is then judged again
+            unsure = [why for why, turns in (("listed", not listed and judge(in_feed=in_feed, listed=True)[0] == "post"),
+                                             ("feed", not in_feed and judge(in_feed=True, listed=listed)[0] == "post"))
+                      if turns]
+            if unsure:
+                state.unsure[url_key(url)] = " ".join(unsure)
         if not late and kind == "post" and state.media and state.media.mode != "off":
             # only posts: a listing shows the covers of the posts it lists, the newest on many of them
             state.media.note_page(page_images(sel.root, base))
@@ -499,6 +511,9 @@ class BlogSpider(Spider):
             for own, text in content_links:
                 if not state.listed.get(url_key(own)):
                     state.listed[url_key(own)] = text
+                if "listed" in state.unsure.get(url_key(own), ""):
+                    del state.unsure[url_key(own)]
+                    yield self._again(state, own)
         if kind != "post":
             state.site.note_keywords(evidence.keywords)
             # a category's, tag's, author's or translation's own feed: metadata for the posts it lists
