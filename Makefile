@@ -19,6 +19,9 @@ $(VENV)/.installed: pyproject.toml
 	# the venv's own pip (23.x) resolves trafilatura without lxml_html_clean
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	# bytecode for our own modules, as pip writes it for an installed package (an editable install
+	# leaves it to the first run, which cannot write it where PYTHONDONTWRITEBYTECODE is set)
+	$(BIN)/python -m compileall -q crawler archive
 	touch $@
 
 $(PYWB_VENV)/.installed: Makefile

@@ -5,8 +5,19 @@ and ``blogarchive crawl`` options override what is here.
 """
 
 import os
+import sys
 
 from scrapy.settings import default_settings
+
+# itemadapter (how Scrapy reads items) imports pydantic when it is installed (wacz's frictionless
+# brings it): 0.1 s of every crawl's start. The crawl's items are dataclasses; pydantic is hidden
+# while itemadapter loads, and importable after.
+if "pydantic" not in sys.modules and "itemadapter" not in sys.modules:
+    sys.modules["pydantic"] = None  # type: ignore[assignment]
+    try:
+        import itemadapter  # noqa: F401
+    finally:
+        del sys.modules["pydantic"]
 
 BOT_NAME = "blogarchive"
 SPIDER_MODULES = ["crawler.spiders"]

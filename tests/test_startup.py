@@ -1,7 +1,8 @@
 """Start-up: what the command line and the crawl's process import before the first request.
 
 Only the extraction workers need trafilatura and its helpers (and numpy, through its language
-detector); only a cluster needs Redis; nothing needs Scrapy's remote control (aiohttp). Each
+detector); only a cluster needs Redis; nothing needs Scrapy's remote control (aiohttp), nor
+pydantic (itemadapter loads it when installed; the items are dataclasses). Each
 costs tenths of a second at every start (docs/benchmarks.md, start-up)."""
 
 import subprocess
@@ -9,7 +10,7 @@ import sys
 
 from conftest import ROOT
 
-HEAVY = ("trafilatura", "htmldate", "justext", "py3langid", "numpy", "redis", "scrapy_redis", "aiohttp")
+HEAVY = ("trafilatura", "htmldate", "justext", "py3langid", "numpy", "redis", "scrapy_redis", "aiohttp", "pydantic")
 
 # The crawl's process before its first request: its settings, the spider, and every component
 # those settings name (Scrapy's base lists included), loaded as Scrapy loads them.
@@ -47,3 +48,8 @@ def test_the_crawl_imports_nothing_heavy_before_its_first_request():
 def test_numpy_is_still_importable_after_the_archive():
     out = imported("import archive, numpy; print(numpy.zeros(2).tolist())")
     assert out == "[0.0, 0.0]"
+
+
+def test_pydantic_is_still_importable_after_the_crawl_s_settings():
+    out = imported("import crawler.settings, itemadapter, pydantic; print(pydantic.BaseModel.__name__)")
+    assert out == "BaseModel"
