@@ -29,6 +29,8 @@ def table(runs: list[dict]) -> str:
         lambda r: f"{_f(r['full_crawl']['pages_per_s'])} ({_f(r['full_crawl']['posts_per_s'])})")
     row("full crawl: CPU s per page (all processes)", lambda r: _f(r["full_crawl"]["cpu_s_per_page"], 4))
     row("full crawl: peak RSS, MB (all processes)", lambda r: _f(r["full_crawl"]["peak_rss_mb"], 0))
+    row("full crawl: peak PSS, MB (all processes, each page counted once)",
+        lambda r: _f(r["full_crawl"]["peak_pss_mb"], 0) if "peak_pss_mb" in r["full_crawl"] else "-")
     row("full crawl: database, MB", lambda r: _f(r["full_crawl"]["db_mb"]))
     row("full crawl: bytes per post, total (posts, versions, captures, trigram index, grams index)",
         lambda r: " ".join([f"{b['total']:,.0f}", f"({b['posts']:,.0f}, {b['versions']:,.0f}, {b['captures']:,.0f},",
@@ -82,6 +84,9 @@ def targets(runs: list[dict]) -> list[tuple[str, bool, str]]:
                         c["edits_seen"] == c["edited"] and c["deletions_marked"] == c["deleted"],
                         f"{c['edits_seen']}/{c['edited']} edits, {c['deletions_marked']}/{c['deleted']} deletions"))
     sizes = {r["size"]: r for r in runs}
+    if 1000 in sizes:
+        peak = sizes[1000]["full_crawl"]["peak_rss_mb"]
+        out.append(("peak RSS of the process tree < 350 MB at 1,000 posts", peak < 350, f"{peak:,.0f} MB"))
     if 1000 in sizes and 10000 in sizes:
         growth = sizes[10000]["full_crawl"]["peak_rss_mb"] / sizes[1000]["full_crawl"]["peak_rss_mb"]
         out.append(("peak RSS at 10,000 posts ≤ 1.3 × at 1,000", growth <= 1.3, f"{growth:.2f} ×"))

@@ -19,8 +19,10 @@ For each size, one synthetic blog (``bench.blogs``) is served on 127.0.0.1 by
   requests and seconds (``changed_blog``).
 
 Peak RSS is the largest sum, over the samples (every 0.1 s), of the RSS of a
-command's process and all its descendants (extraction workers included);
-CPU seconds are summed over the same processes. Writes bench/results.json
+command's process and all its descendants (extraction workers included); it counts
+the pages the workers share with their forkserver once per process. Peak PSS is the
+same sum of each process's proportional share, which counts every page once: what
+the tree holds. CPU seconds are summed over the same processes. Writes bench/results.json
 and docs/benchmarks.md.
 """
 
@@ -66,6 +68,7 @@ class Sampler:
     def __init__(self, pid: int):
         self.root = psutil.Process(pid)
         self.peak_rss = 0
+        self.peak_pss = 0
         self.cpu: dict[int, float] = {}
         self.pids: set[int] = set()
         self.stop = threading.Event()
@@ -78,23 +81,26 @@ class Sampler:
                 procs = [self.root, *self.root.children(recursive=True)]
             except psutil.NoSuchProcess:
                 break
-            rss = 0
+            rss = pss = 0
             for proc in procs:
                 try:
                     with proc.oneshot():
-                        rss += proc.memory_info().rss
+                        memory = proc.memory_full_info()
+                        rss += memory.rss
+                        pss += memory.pss
                         times = proc.cpu_times()
                         self.cpu[proc.pid] = times.user + times.system
                         self.pids.add(proc.pid)
                 except psutil.NoSuchProcess:
                     continue
             self.peak_rss = max(self.peak_rss, rss)
+            self.peak_pss = max(self.peak_pss, pss)
             self.stop.wait(0.1)
 
     def finish(self) -> dict[str, float]:
         self.stop.set()
         self.thread.join()
-        return {"peak_rss_mb": self.peak_rss / 2**20, "cpu_seconds": sum(self.cpu.values()), "processes": len(self.pids)}
+        return {"peak_rss_mb": self.peak_rss / 2**20, "peak_pss_mb": self.peak_pss / 2**20, "cpu_seconds": sum(self.cpu.values()), "processes": len(self.pids)}
 
 
 def measured(command: list[str], timeout: float | None = None, **kwargs) -> tuple[subprocess.CompletedProcess, dict[str, float]]:
