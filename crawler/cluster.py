@@ -2,7 +2,8 @@
 
 ``blogarchive crawl --cluster`` (``archive.cluster``) schedules the job with
 ``ARCHIVE_CLUSTER_KEY`` (the run's keys in Redis) and ``ARCHIVE_CLUSTER_JOB``.
-The job reads its plan (``archive.plan``) from Redis into a temporary file,
+The job reads its plan (``archive.plan``) from Redis into a temporary file (in a folder named
+after its process: a killed job's folder is removed by the next job on the node),
 which its crawl reads and writes as it would the archive; every write it
 makes there is also appended, pickled, to the run's result stream, which
 the coordinator makes in the archive, in order. The stream is sent at each
@@ -16,12 +17,14 @@ The Redis connection is scrapy-redis's (``REDIS_URL``, ``REDIS_PARAMS``).
 """
 
 import json
+import os
 import pickle
 import shutil
 import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import RedisError
@@ -38,6 +41,33 @@ T = TypeVar("T")
 RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
 # Seconds between renewals of the lease.
 RENEW_EVERY = 1.0
+# A job's folder for its plan: this prefix, the job's process id, a random part.
+FOLDER_PREFIX = "blogarchive-job-"
+
+
+def sweep_stale_folders(parent: str | None = None) -> list[str]:
+    """Remove the plan folders of jobs whose process is gone (killed: their ``close`` never ran).
+
+    Returns:
+        The folders removed.
+    """
+    removed = []
+    for folder in Path(parent or tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
+        pid = folder.name.removeprefix(FOLDER_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(str(folder))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 class ClusterWriter:
@@ -49,7 +79,6 @@ class ClusterWriter:
         self.job = settings.get("ARCHIVE_CLUSTER_JOB")
         self.lease = f"{self.key}:lease:{settings.get('ARCHIVE_CLUSTER_HOST')}"
         self.lease_ms = int(settings.getfloat("ARCHIVE_CLUSTER_LEASE") * 1000)
-        self.folder = tempfile.mkdtemp(prefix="blogarchive-job-")
         try:
             plan = self.redis.get(f"{self.key}:plan:{self.job}")
         except RedisError as e:
@@ -60,8 +89,14 @@ class ClusterWriter:
         self.renewed = self._renew_once()  # when the lease was last renewed (monotonic; 0 if it never was)
         if self.lost:
             raise ArchiveUnwritable(self.lost)
-        self.path = save_plan(plan, self.folder)
-        self.local = ArchiveWriter(self.path)
+        sweep_stale_folders()
+        self.folder = tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
+        try:
+            self.path = save_plan(plan, self.folder)
+            self.local = ArchiveWriter(self.path)
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
         self.pending: list[dict[str, Any]] = []
         self.stopping = threading.Event()
         self.heartbeat = threading.Thread(target=self._renew, name="lease-heartbeat", daemon=True)

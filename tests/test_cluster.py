@@ -245,3 +245,16 @@ def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster,
     one, two = archive_rows(one_process[0]), archive_rows(db)
     for table in ("posts", "post_versions", "post_aliases"):
         assert two[table] == one[table], table
+
+
+def test_a_killed_job_s_plan_folder_is_removed_by_the_next_job(tmp_path):
+    from crawler.cluster import FOLDER_PREFIX, sweep_stale_folders
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # a process that has ended
+    (tmp_path / f"{FOLDER_PREFIX}{gone}-abc123").mkdir()
+    (tmp_path / f"{FOLDER_PREFIX}{gone}-abc123" / "plan.db").write_bytes(b"x")
+    (tmp_path / f"{FOLDER_PREFIX}{os.getpid()}-def456").mkdir()  # a running job's
+    (tmp_path / f"{FOLDER_PREFIX}ghi789").mkdir()  # not named after a process: left alone
+    assert sweep_stale_folders(str(tmp_path)) == [str(tmp_path / f"{FOLDER_PREFIX}{gone}-abc123")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{FOLDER_PREFIX}{os.getpid()}-def456", f"{FOLDER_PREFIX}ghi789"]
