@@ -476,8 +476,6 @@ def decide(
     # a blog of one post a day may keep each at /YYYY/MM/DD/: its feed says so
     if reason and not named_page and not (reason == DAY_ARCHIVE and in_feed):
         return "listing", reason
-    if ev.og_type and ev.og_type != "article" and not ev.ld_article and not (in_feed and dated_text):
-        return "page", f"og:type is {ev.og_type}"
     if ev.read_more and not in_feed:
         return "listing", f"{ev.read_more} \"read more\" links to other pages"
     if named_page and not (in_feed or (listed and dated_text)):
@@ -486,6 +484,9 @@ def decide(
         return "listing", f"its content links to {posts_linked} posts of the feeds"
     if children_linked >= SECTION_LINKS and not in_feed:
         return "listing", f"a section's index: its content links to {children_linked} pages below it"
+    # a theme that calls every page a website: a feed entry or a listing's link, with a date, outweighs it
+    if ev.og_type and ev.og_type != "article" and not ev.ld_article and not ((in_feed or listed) and dated_text):
+        return "page", f"og:type is {ev.og_type}"
     evidence = [
         name
         for name, present in (
