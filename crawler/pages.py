@@ -319,12 +319,20 @@ def in_furniture(element: etree._Element) -> bool:
     return False
 
 
+def _around_entry(el: etree._Element) -> bool:
+    """Site furniture around a listing's link: a menu, a sidebar, the page's header or footer, but
+    not the header or footer of an ``<article>``, an entry's own (its title's link is there)."""
+    if el.tag in ("nav", "aside") or furniture_marked(el):
+        return True
+    return edge(el) and not el.xpath("ancestor::article")
+
+
 def listing_links(root: etree._Element, limit: int | None = None) -> list[tuple[str, str]]:
     """``(href, text)`` of a listing's own links (the first ``limit``), menus, headers and footers left out."""
     links = []
     furniture: dict[etree._Element, bool] = {}  # ancestors are shared: each is judged once
     for a in islice(_LINKS(root), limit):
-        if any(furniture.setdefault(el, site_furniture(el)) for el in a.iterancestors()):
+        if any(furniture.setdefault(el, _around_entry(el)) for el in a.iterancestors()):
             continue
         text = " ".join(a.xpath("string()").split())
         if READ_MORE.match(text) or len(text) > 300:

@@ -6,6 +6,7 @@ from crawler.pages import (
     SectionStats,
     below,
     decide,
+    listing_links,
     listing_reason,
     read_evidence,
     url_shape,
@@ -200,3 +201,10 @@ def test_a_date_after_an_html_comment_is_read_in_the_comment_s_parent():
     sel = Selector(text="<html><body><h1>Post</h1><p class='meta'>发布于：<!-- date -->2024-07-30</p></body></html>")
     assert visible_date(sel) == "2024-07-30"
 
+
+def test_a_listing_s_links_in_its_entries_headers_are_its_own():
+    page = Selector(text="""<html><body><header><a href="/">Home</a></header><main>
+      <article class="post-preview"><header><p class="publish-date">7 November 2020</p>
+        <a href="/posts/a"><h3>A - the first</h3></a></header><p>Teaser.</p><a href="/posts/a">Read more</a></article>
+      </main><footer><a href="/about">About</a></footer></body></html>""")
+    assert listing_links(page.root) == [("/posts/a", "A - the first"), ("/posts/a", "")]
