@@ -319,12 +319,20 @@ def in_furniture(element: etree._Element) -> bool:
     return False
 
 
+def _around_entry(el: etree._Element) -> bool:
+    """Site furniture around a listing's link: a menu, a sidebar, the page's header or footer, but
+    not the header or footer of an ``<article>``, an entry's own (its title's link is there)."""
+    if el.tag in ("nav", "aside") or furniture_marked(el):
+        return True
+    return edge(el) and not el.xpath("ancestor::article")
+
+
 def listing_links(root: etree._Element, limit: int | None = None) -> list[tuple[str, str]]:
     """``(href, text)`` of a listing's own links (the first ``limit``), menus, headers and footers left out."""
     links = []
     furniture: dict[etree._Element, bool] = {}  # ancestors are shared: each is judged once
     for a in islice(_LINKS(root), limit):
-        if any(furniture.setdefault(el, site_furniture(el)) for el in a.iterancestors()):
+        if any(furniture.setdefault(el, _around_entry(el)) for el in a.iterancestors()):
             continue
         text = " ".join(a.xpath("string()").split())
         if READ_MORE.match(text) or len(text) > 300:
@@ -476,8 +484,6 @@ def decide(
     # a blog of one post a day may keep each at /YYYY/MM/DD/: its feed says so
     if reason and not named_page and not (reason == DAY_ARCHIVE and in_feed):
         return "listing", reason
-    if ev.og_type and ev.og_type != "article" and not ev.ld_article and not (in_feed and dated_text):
-        return "page", f"og:type is {ev.og_type}"
     if ev.read_more and not in_feed:
         return "listing", f"{ev.read_more} \"read more\" links to other pages"
     if named_page and not (in_feed or (listed and dated_text)):
@@ -486,6 +492,9 @@ def decide(
         return "listing", f"its content links to {posts_linked} posts of the feeds"
     if children_linked >= SECTION_LINKS and not in_feed:
         return "listing", f"a section's index: its content links to {children_linked} pages below it"
+    # a theme that calls every page a website: a feed entry or a listing's link, with a date, outweighs it
+    if ev.og_type and ev.og_type != "article" and not ev.ld_article and not ((in_feed or listed) and dated_text):
+        return "page", f"og:type is {ev.og_type}"
     evidence = [
         name
         for name, present in (

@@ -6,6 +6,7 @@ from crawler.pages import (
     SectionStats,
     below,
     decide,
+    listing_links,
     listing_reason,
     read_evidence,
     url_shape,
@@ -102,6 +103,16 @@ def test_decisions():
     # a theme that calls every page a website: the feed and the date outweigh it
     assert decide("https://blog.test/p/1", SCOPE, website, in_feed=True, dated_text=True, sections=sections)[0] == "post"
     assert decide("https://blog.test/p/1", SCOPE, website, in_feed=False, dated_text=True, sections=sections)[0] == "page"
+    # with no feed, a listing's link does what the feed entry does
+    assert decide("https://blog.test/p/1", SCOPE, website, in_feed=False, dated_text=True, listed=True,
+                  sections=sections)[0] == "post"
+    assert decide("https://blog.test/p/1", SCOPE, website, in_feed=False, dated_text=False, listed=True,
+                  sections=sections) == ("page", "og:type is website")
+    # whatever its og:type, a page of "Read more" teasers or a section's index is a listing
+    assert decide("https://blog.test/posts/", SCOPE, PageEvidence(og_type="website", read_more=4), in_feed=False,
+                  dated_text=False, sections=sections)[0] == "listing"
+    assert decide("https://blog.test/posts/", SCOPE, website, in_feed=False, dated_text=False, children_linked=4,
+                  sections=sections)[0] == "listing"
     # /YYYY/MM/DD/ is a day's archive, unless the feed lists it as a post
     assert decide("https://blog.test/2024/07/30/", SCOPE, bare_dated := PageEvidence(og_type="article"),
                   in_feed=False, dated_text=True, sections=sections)[0] == "listing"
@@ -190,3 +201,11 @@ def test_a_sections_index_that_links_to_the_pages_below_it_is_a_listing():
 def test_a_date_after_an_html_comment_is_read_in_the_comment_s_parent():
     sel = Selector(text="<html><body><h1>Post</h1><p class='meta'>发布于：<!-- date -->2024-07-30</p></body></html>")
     assert visible_date(sel) == "2024-07-30"
+
+
+def test_a_listing_s_links_in_its_entries_headers_are_its_own():
+    page = Selector(text="""<html><body><header><a href="/">Home</a></header><main>
+      <article class="post-preview"><header><p class="publish-date">7 November 2020</p>
+        <a href="/posts/a"><h3>A - the first</h3></a></header><p>Teaser.</p><a href="/posts/a">Read more</a></article>
+      </main><footer><a href="/about">About</a></footer></body></html>""")
+    assert listing_links(page.root) == [("/posts/a", "A - the first"), ("/posts/a", "")]
