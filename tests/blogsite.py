@@ -245,12 +245,24 @@ def socket_owner(client_port: int, server_port: int) -> int | None:
         return None
     wanted = f"socket:[{inode}]"
     for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == wanted for fd in os.listdir(f"/proc/{pid}/fd")):
-                return int(pid)
-        except OSError:
-            continue  # gone, or not ours to read
+        if _holds(pid, wanted):
+            return int(pid)
     return None
+
+
+def _holds(pid: str, wanted: str) -> bool:
+    """Whether process ``pid`` has ``wanted`` open; its other descriptors may close while they are read."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False  # gone, or not ours to read
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == wanted:
+                return True
+        except OSError:
+            continue  # closed since the listing (a busy crawl opens and closes files all the time)
+    return False
 
 
 class _HTTPServer(http.server.ThreadingHTTPServer):
