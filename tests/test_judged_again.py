@@ -5,11 +5,13 @@ URL shape none of the feed's entries has is a site page unless a listing shows i
 whose theme calls it ``og:type`` website is a post only when a feed or a listing shows it. Pages are judged as they
 arrive, so a listing or a category's feed that answers later than the page must not leave it a site page.
 
-Here the blog's archive page and its category page answer slowly; the old post and the
+Here the blog's archive page and its category page answer late (a second after the page they, or their feed,
+show was asked for); the old post and the
 themed post are reached first through a newer post's text, and judged before either of them
 is read.
 """
 
+import threading
 import time
 
 from blogsite import RouteServer, html_page, xml_page
@@ -18,7 +20,7 @@ from conftest import crawl_args, rows, run_cli
 HOST = "again.test"
 LONG = " ".join(["A sentence of the post that says something worth reading about the topic."] * 12)
 NEW = [(f"2024/0{n}/post-{n}", f"Post number {n}", f"2024-0{n}-0{n}") for n in range(1, 7)]
-SLOW = 2.0  # seconds the listings take to answer
+LATE = 1.0  # seconds a listing answers after the page it shows was asked for
 
 
 def post_page(title: str, day: str, extra: str = "", *, og_type: str = "article") -> str:
@@ -43,14 +45,30 @@ def listing(title: str, links: list[tuple[str, str]], head: str = "") -> str:
     return f"<html><head><title>{title}</title>{head}</head><body><main><ul>{items}</ul></main></body></html>"
 
 
-def slowly(page):
-    def route(path: str, query: str):
-        time.sleep(SLOW)
-        return page
-    return route
+class Late:
+    """Routes for a page, and for a listing that answers only ``LATE`` seconds after that page was
+    asked for (whatever the order the crawl asks in: its workers start, its gate holds requests)."""
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        self.answered = 0.0  # time.monotonic() of the listing's answer
+
+    def page(self, page):
+        def route(path: str, query: str):
+            self.asked.set()
+            return page
+        return route
+
+    def listing(self, page):
+        def route(path: str, query: str):
+            self.asked.wait(60)
+            time.sleep(LATE)
+            self.answered = time.monotonic()
+            return page
+        return route
 
 
-def routes() -> dict:
+def routes(old: Late, themed: Late) -> dict:
     home = listing("Again", [(p, t) for p, t, _ in NEW] + [("archive", "Archive"), ("categories/old", "Old")],
                    "<link rel='alternate' type='application/atom+xml' href='/feed.xml'>")
     first = post_page("Post number 1", "2024-01-01",
@@ -66,10 +84,10 @@ def routes() -> dict:
         "/feed.xml": xml_page(feed("Again", [entry(*e) for e in NEW]), "application/atom+xml"),
         f"/{NEW[0][0]}/": html_page(first),
         **pages,
-        "/2015-05-01/stop/": html_page(post_page("Stop!", "2015-05-01")),
-        "/2023/05/themed/": html_page(post_page("Themed", "2023-05-05", og_type="website")),
-        "/archive/": slowly(html_page(archive)),
-        "/categories/old/": slowly(html_page(category)),
+        "/2015-05-01/stop/": old.page(html_page(post_page("Stop!", "2015-05-01"))),
+        "/2023/05/themed/": themed.page(html_page(post_page("Themed", "2023-05-05", og_type="website"))),
+        "/archive/": old.listing(html_page(archive)),
+        "/categories/old/": themed.listing(html_page(category)),
         "/categories/old/feed.xml": xml_page(feed("Old", [entry("2023/05/themed", "Themed", "2023-05-05")]),
                                              "application/atom+xml"),
     }
@@ -77,14 +95,15 @@ def routes() -> dict:
 
 def test_a_page_shown_by_a_late_listing_or_a_late_feed_is_archived_as_a_post(tmp_path):
     db = tmp_path / "archive.db"
-    with RouteServer(routes()) as server:
+    old, themed = Late(), Late()
+    with RouteServer(routes(old, themed)) as server:
         run_cli(*crawl_args(f"http://{HOST}/", db, {HOST: server.base}))
         requested = server.paths()
         asked = {}
         for r in server.requests:
             asked.setdefault(r.path, r.at)
     # both were fetched before the listing (or its feed) was read: a site page each, at first
-    assert asked["/2015-05-01/stop/"] < asked["/archive/"] + SLOW
+    assert asked["/2015-05-01/stop/"] < old.answered
     assert asked["/2023/05/themed/"] < asked["/categories/old/feed.xml"]
     judged = {r["url"]: (r["kind"], r["reason"]) for r in rows(db, "select url, kind, reason from pages")}
     assert judged[f"http://{HOST}/2015-05-01/stop/"][0] == "post"
