@@ -154,7 +154,14 @@ def edge(el: etree._Element) -> bool:
 
 def site_furniture(el: etree._Element) -> bool:
     """A menu, a sidebar, a header or a footer, by element or by class or id."""
-    return el.tag in ("nav", "aside") or furniture_marked(el) or edge(el)
+    return menu_or_sidebar(el) or edge(el)
+
+
+def menu_or_sidebar(el: etree._Element) -> bool:
+    """A menu, a sidebar, a widget or comments, by element or by class or id."""
+    return el.tag in ("nav", "aside") or furniture_marked(el)
+
+
 _LINKS = etree.XPath("//body//a[@href]")
 INLINE = {"span", "code", "pre", "i", "b", "em", "strong", "small", "sup", "sub", "mark", "kbd", "samp", "var"}
 POSTS_OWN_TOKEN = re.compile(r"^(?:post|article|entry)[-_]+(?:sidebar|widgets?|info|meta)", re.I)
@@ -322,9 +329,7 @@ def in_furniture(element: etree._Element) -> bool:
 def _around_entry(el: etree._Element) -> bool:
     """Site furniture around a listing's link: a menu, a sidebar, the page's header or footer, but
     not the header or footer of an ``<article>``, an entry's own (its title's link is there)."""
-    if el.tag in ("nav", "aside") or furniture_marked(el):
-        return True
-    return edge(el) and not el.xpath("ancestor::article")
+    return menu_or_sidebar(el) or (edge(el) and not el.xpath("ancestor::article"))
 
 
 def listing_links(root: etree._Element, limit: int | None = None) -> list[tuple[str, str]]:

@@ -365,7 +365,7 @@ class BlogSpider(Spider):
                 if flags and brings(entry, flags):  # extracted before this feed was read
                     del state.lacking[url_key(url)]
                     yield self._again(state, url)
-                elif "feed" in state.unsure.get(url_key(url), ""):  # judged not a post before this feed was read
+                elif "feed" in state.unsure.get(url_key(url), ()):  # judged not a post before this feed was read
                     del state.unsure[url_key(url)]
                     yield self._again(state, url)
         for url in state.plan.missing(response, listed, state.own, feed=feed, before=before) if state.plan else []:
@@ -493,11 +493,13 @@ class BlogSpider(Spider):
         state.parsed[url_key(url)] = kind
         if kind in ("page", "listing"):
             # a listing or a feed read later may show it after all: the page is then judged again
-            unsure = [why for why, turns in (("listed", not listed and judge(in_feed=in_feed, listed=True)[0] == "post"),
-                                             ("feed", not in_feed and judge(in_feed=True, listed=listed)[0] == "post"))
-                      if turns]
+            unsure = []
+            if not listed and judge(in_feed=in_feed, listed=True)[0] == "post":
+                unsure.append("listed")
+            if not in_feed and judge(in_feed=True, listed=listed)[0] == "post":
+                unsure.append("feed")
             if unsure:
-                state.unsure[url_key(url)] = " ".join(unsure)
+                state.unsure[url_key(url)] = tuple(unsure)
         if not late and kind == "post" and state.media and state.media.mode != "off":
             # only posts: a listing shows the covers of the posts it lists, the newest on many of them
             state.media.note_page(page_images(sel.root, base))
@@ -511,7 +513,7 @@ class BlogSpider(Spider):
             for own, text in content_links:
                 if not state.listed.get(url_key(own)):
                     state.listed[url_key(own)] = text
-                if "listed" in state.unsure.get(url_key(own), ""):
+                if "listed" in state.unsure.get(url_key(own), ()):
                     del state.unsure[url_key(own)]
                     yield self._again(state, own)
         if kind != "post":

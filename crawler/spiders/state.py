@@ -48,7 +48,7 @@ class SourceState:
     entries: SpillDict  # url_key -> feed entry
     listed: SpillDict  # url_key -> the text of a listing's link to it ("" for none)
     lacking: SpillDict  # url_key -> what a post extracted without a feed entry lacks (crawler.spiders.blog.lacks)
-    unsure: SpillDict  # url_key -> what would have made a page judged not a post one: "listed", "feed" or both
+    unsure: SpillDict  # url_key -> what would have made a page judged not a post one: ("listed",), ("feed",) or both
     pending: int = 0  # feeds, robots.txt and sitemaps not yet read
     held: list[Any] = field(default_factory=list)
     feeds: list[str] = field(default_factory=list)
