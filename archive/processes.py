@@ -91,5 +91,6 @@ def run_processes(commands: list[list[str]], env: dict[str, str], lock: int, wri
 
 
 def extract_workers(processes: int) -> int:
-    """Extraction workers for each of ``processes`` crawl processes: the cores shared among them."""
-    return max(1, (os.cpu_count() or 1) // processes)
+    """Extraction workers for each of ``processes`` crawl processes: the cores they leave free
+    (each keeps one busy) shared among them, one at least."""
+    return max(1, ((os.cpu_count() or 1) - processes) // processes)

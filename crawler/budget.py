@@ -12,8 +12,8 @@ decompressed): at its headers (its length, the compressed one counted
 holds the lane until its callback is done (its extraction included: the spider
 middleware ``ReleaseLanes``), or, for a page that reaches no callback, until its
 request is let go. A lane is free only while the
-archive's writer holds less than a page's worth of writes, so a big post's write
-is done before the next big page comes in.
+archive's writer holds less than a big page's worth of writes, so a big page's
+capture and post are written before the next big page comes in.
 
 A page found big when every lane is taken is read no further: its download is
 stopped, or its decompressed body dropped, and it is scheduled again to wait for a
@@ -74,7 +74,6 @@ class MemoryBudget:
     def __init__(self, crawler: "Crawler", lanes: int):
         self.lanes = lanes
         self.taken = 0
-        self.max_size = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self.store = ArchiveStore.of(crawler)
         self.stats = crawler.stats
         # bytes in so far, each counted ``weight`` times (COMPRESSION when compressed): (weight, count)
@@ -145,9 +144,10 @@ class MemoryBudget:
             await future
 
     def _take(self, request: Request) -> bool:
-        if self.taken >= self.lanes or self.store.backlog_bytes() > self.max_size:
+        if self.taken >= self.lanes or self.store.backlog_bytes() > BIG_PAGE_BYTES:
             return False
         self.loop = self.loop or asyncio.get_running_loop()
+        _trim()  # what the last big page's writes let go, before this one comes in
         self.taken += 1
         lane = request.meta[LANE] = _Lane()
         lane.release = weakref.finalize(lane, self.loop.call_soon_threadsafe, self._release)

@@ -1,7 +1,7 @@
 """Extraction in worker processes, off the reactor: a pool sized to the cores.
 
 ``ExtractionPool`` (an extension) starts ``ARCHIVE_EXTRACT_WORKERS`` processes
-(forkserver) for the first page to extract and stops them when the spider closes. The spider
+for the first page to extract and stops them when the spider closes. The spider
 awaits ``extract()``; each idle worker takes the next waiting page, and the
 results come back, as plain dicts, in order of completion. ``ExtractionGate``
 (a downloader middleware) holds new requests while ``ARCHIVE_EXTRACT_QUEUE``
@@ -9,38 +9,43 @@ pages wait for a worker, so the pages in flight stay bounded.
 
 A page gets ``ARCHIVE_EXTRACT_TIMEOUT`` seconds: SIGALRM stops it inside the
 worker, and a worker that does not answer even then (stuck in C code) is
-killed and replaced. The workers run ``crawler.worker``, which imports neither Scrapy nor
-Twisted, and each is replaced by a fresh one after ``ARCHIVE_EXTRACT_RECYCLE_PAGES`` pages or
-once it holds more than ``ARCHIVE_EXTRACT_RECYCLE_MB``. Workers end with the crawl: they stop at the end of their
-pipe, and on Linux the kernel kills them when their parent, the forkserver,
-goes (it goes when the crawl's process does, however that one ends).
+killed and replaced. Each worker is a fresh interpreter running ``crawler.worker``,
+which imports neither Scrapy nor Twisted and takes pages once it is warm, and each is
+replaced by a fresh one after ``ARCHIVE_EXTRACT_RECYCLE_PAGES`` pages, once it holds
+more than ``ARCHIVE_EXTRACT_RECYCLE_MB``, or after a big page (``BIG_PAGE_BYTES``): what
+its parse grew is given back at once, not kept beside the next page. Workers end with the crawl: they stop at the end
+of their socket, and on Linux the kernel kills them when their parent, the crawl's
+process, goes, however it ends.
 """
 
 import asyncio
 import json
 import logging
-import multiprocessing
 import os
+import subprocess
+import sys
 from collections import Counter, deque
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, Pipe
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from .budget import BIG_PAGE_BYTES
 from .items import BlogPost
-from .worker import work
+from .worker import READY
 
 if TYPE_CHECKING:
-    from multiprocessing.process import BaseProcess
-
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
 STOP_SECONDS = 5.0  # a worker asked to stop is killed after this long
+# Where the worker's ``python -m crawler.worker`` finds this package, wherever the crawl runs from.
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 
 
 class ExtractionFailed(Exception):
@@ -60,7 +65,7 @@ class _Task:
 
 @dataclass
 class _Worker:
-    process: "BaseProcess"
+    process: subprocess.Popen
     conn: Connection
     task: _Task | None = None
     deadline: asyncio.TimerHandle | None = None
@@ -90,6 +95,7 @@ class ExtractionPool:
         self.recycle_mb = recycle_mb
         self.stats = stats
         self.waiting: deque[_Task] = deque()
+        self.starting: list[_Worker] = []  # started, not warm yet
         self.running: list[_Worker] = []
         self.idle: list[_Worker] = []
         self.room = asyncio.Event()
@@ -124,23 +130,23 @@ class ExtractionPool:
         """Start the workers (the first ``extract`` does, so a crawl with nothing to extract starts none)."""
         self.loop = asyncio.get_running_loop()
         if self.workers:
-            ctx = multiprocessing.get_context("forkserver")
-            # imported once, in the forkserver: the worker's code and what extraction loads (no Scrapy, no Twisted)
-            ctx.set_forkserver_preload(["crawler.worker", "crawler.warmup"])
             for _ in range(self.workers):
-                self._spawn(ctx)
+                self._spawn()
             logger.info("extraction: %d worker processes, pids %s", self.workers,
-                        ", ".join(str(w.process.pid) for w in self.idle))
+                        ", ".join(str(w.process.pid) for w in self.starting))
 
-    def _spawn(self, ctx: Any) -> None:
+    def _spawn(self) -> None:
+        """Start a worker; it takes pages once it says it is ready (``_on_answer``)."""
         assert self.loop is not None
-        conn, child = ctx.Pipe()
-        process = ctx.Process(target=work, args=(child, self.timeout), name="blogarchive-extract", daemon=True)
-        process.start()
+        conn, child = Pipe()
+        path = os.pathsep.join(p for p in (PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "crawler.worker", str(child.fileno()), repr(self.timeout), str(os.getpid())],
+            pass_fds=[child.fileno()], stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": path})
         child.close()
         worker = _Worker(process, conn)
         self.loop.add_reader(conn.fileno(), self._on_answer, worker)
-        self.idle.append(worker)
+        self.starting.append(worker)
 
     async def extract(self, url: str, html: str, **options: Any) -> BlogPost | None:
         """``extract_post(url, html, **options)`` in a worker.
@@ -204,21 +210,26 @@ class ExtractionPool:
         try:
             answer = worker.conn.recv()
         except (EOFError, OSError):
-            worker.process.join(STOP_SECONDS)
-            message = f"the extraction worker (pid {worker.process.pid}) died, exit code {worker.process.exitcode}"
+            message = f"the extraction worker (pid {worker.process.pid}) died, exit code {_exit_code(worker.process)}"
             self.deaths += 1
             if self.deaths > 2 * self.workers + 2:
                 self.broken = f"the extraction workers keep dying (the last: {message}): no extraction"
             self._replace(worker, ("failed", message))
             return
+        if worker in self.starting and answer == READY:
+            self.starting.remove(worker)
+            self.idle.append(worker)
+            self._dispatch()
+            return
         self.deaths = 0
+        big = worker.task is not None and len(worker.task.html) > BIG_PAGE_BYTES
         self._finish(worker, answer)
         worker.pages += 1
-        if worker.pages >= self.recycle_pages or resident_mb(worker.process.pid) > self.recycle_mb:
+        if big or worker.pages >= self.recycle_pages or resident_mb(worker.process.pid) > self.recycle_mb:
             self._stop(worker, kill=False)  # a fresh worker instead: what a huge page grew is given back
             self._inc("extract/workers_recycled")
             if not self.closed:
-                self._spawn(multiprocessing.get_context("forkserver"))
+                self._spawn()
         else:
             self.idle.append(worker)
         self._dispatch()
@@ -243,14 +254,15 @@ class ExtractionPool:
         self._stop(worker, kill=True)
         if worker in self.running:
             self._finish(worker, answer)
-        if worker in self.idle:
-            self.idle.remove(worker)
+        for workers in (self.idle, self.starting):
+            if worker in workers:
+                workers.remove(worker)
         if self.broken:
             logger.error(self.broken)
             self._fail_waiting(self.broken)
         elif not self.closed:
             self._inc("extract/workers_replaced")
-            self._spawn(multiprocessing.get_context("forkserver"))
+            self._spawn()
             self._dispatch()
 
     def _stop(self, worker: _Worker, *, kill: bool) -> None:
@@ -264,21 +276,21 @@ class ExtractionPool:
             except OSError:
                 pass
         worker.conn.close()
-        worker.process.join(STOP_SECONDS)
-        if worker.process.exitcode is None:
+        if _exit_code(worker.process) is None:
             worker.process.kill()
-            worker.process.join()
+            worker.process.wait()
 
     def close(self) -> None:
         """Stop every worker; pages still in flight fail (the crawl is over)."""
         self.closed = True
         self.room.set()
-        for worker in [*self.idle, *self.running]:
+        for worker in [*self.idle, *self.running, *self.starting]:
             self._stop(worker, kill=worker.task is not None)
             if worker.task:
                 self._finish(worker, ("failed", "the crawl closed before the page was extracted"))
         self._fail_waiting("the crawl closed before the page was extracted")
         self.idle.clear()
+        self.starting.clear()
         if self.stats:
             self.stats.set_value("extract/in_flight_max", self.in_flight_max)
         summary = {"workers": self.workers, "queue_limit": self.queue_limit, "in_flight_max": self.in_flight_max,
@@ -295,6 +307,14 @@ class ExtractionPool:
         self.counts[key.split("/")[-1]] += 1
         if self.stats:
             self.stats.inc_value(key)
+
+
+def _exit_code(process: subprocess.Popen) -> int | None:
+    """``process``'s exit code, once it has exited, waiting up to STOP_SECONDS for it; None if it has not."""
+    try:
+        return process.wait(STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 class ExtractionGate:

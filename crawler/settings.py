@@ -9,6 +9,8 @@ import sys
 
 from scrapy.settings import default_settings
 
+from archive.processes import extract_workers
+
 # itemadapter (how Scrapy reads items) imports pydantic when it is installed (wacz's frictionless
 # brings it): 0.1 s of every crawl's start. The crawl's items are dataclasses; pydantic is hidden
 # while itemadapter loads, and importable after.
@@ -64,8 +66,9 @@ ARCHIVE_CLUSTER_JOB = None
 ARCHIVE_CLUSTER_HOST = None
 ARCHIVE_CLUSTER_LEASE = 30.0
 # Worker processes that extract posts (trafilatura), off the crawl's own
-# process; 0 extracts inline, in the crawl's process.
-ARCHIVE_EXTRACT_WORKERS = os.cpu_count() or 1
+# process; 0 extracts inline, in the crawl's process. One core fewer than the
+# machine has, one at least: the crawl's own process keeps a core busy.
+ARCHIVE_EXTRACT_WORKERS = extract_workers(1)
 # Seconds one page may take to extract; a slower one is stopped and recorded
 # as an error (kind "extract").
 ARCHIVE_EXTRACT_TIMEOUT = 30.0

@@ -57,6 +57,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+# SQLite keeps the values last bound to each statement it caches until that statement runs again:
+# after a write that held more than this (a 15 MB post's text and Markdown, its capture's body),
+# the writer's connection is closed, which lets them go, instead of holding them beside the next page.
+RECONNECT_AFTER_BYTES = 1_000_000
 # What a step of ``ArchiveStore.apply`` gets: ``run(fn, *args, **kwargs)`` makes one write.
 Write = Callable[..., Any]
 # Writes queued at most before the reactor thread waits for the writer (a slow disk), and
@@ -216,7 +220,10 @@ class ArchiveStore:
                 raise ArchiveUnwritable(self.fatal)
             if self._writer is None:
                 self._writer = self.remote or ArchiveWriter(self.path)
-            return step(self._writer.run, *args)
+            result = step(self._writer.run, *args)
+            if held > RECONNECT_AFTER_BYTES and self.remote is None:
+                self._close_writer()  # the next write opens the connection again
+            return result
         except (sqlite3.OperationalError, ArchiveUnwritable) as e:
             self.fail(str(e))
             raise

@@ -1,10 +1,10 @@
-"""Imported once by the extraction forkserver, before it forks any worker.
+"""Imported once by each extraction worker, before it takes any page.
 
 The first extraction in a process loads what trafilatura, htmldate and
-py3langid load lazily (half a second, tens of megabytes); done here, every
-worker starts warm and shares those pages with the others. They are then frozen
-(``gc.freeze()``): a worker's collector never goes through them, so it never
-writes to their pages, which stay shared instead of being copied into each worker.
+py3langid load lazily (half a second, tens of megabytes); done here, a
+worker says it is ready only once it is warm, and its first page takes no
+longer than the others. What it loaded is then frozen (``gc.freeze()``): the
+collector never goes through those objects again.
 """
 
 import gc

@@ -1,11 +1,17 @@
 """An extraction worker's life, in a process of its own (``crawler.pool`` starts it).
 
-This module and ``crawler.warmup`` are what the pool's forkserver preloads: the
-extraction code, never Scrapy or Twisted, so each worker starts lean. The crawl's
-process imports this module without the extraction code (trafilatura is slow to import).
+The pool starts ``python -m crawler.worker FD TIMEOUT PARENT``: a fresh interpreter
+that imports the extraction code, never Scrapy or Twisted, warms it up
+(``crawler.warmup``), says it is ready on the socket ``FD``, and then extracts the
+pages that come down it. A fresh interpreter, not a fork: there is no forkserver
+beside the crawl to hold a copy of what each worker holds, and no resource tracker.
+On Linux the kernel kills the worker when its parent, the crawl's process, goes.
+The crawl's process imports this module without the extraction code (trafilatura
+is slow to import).
 """
 
 import ctypes
+import os
 import signal
 import sys
 import traceback
@@ -14,6 +20,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+READY = ("ready", None)  # a worker's first message: warmed up, waiting for pages
 
 
 class PageTimeout(BaseException):
@@ -26,12 +33,12 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 def work(conn: Connection, timeout: float) -> None:
     """Extract the pages that come down ``conn`` until it closes or says stop (None)."""
-    from .extract import extract_post  # loaded by the forkserver already (crawler.warmup); not by the crawl's start
+    from .warmup import extract_post  # warmed up: what trafilatura, htmldate and py3langid load lazily
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the crawl decides when to stop
-    signal.signal(signal.SIGALRM, _on_alarm)
-    if sys.platform == "linux":
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    try:
+        conn.send(READY)
+    except OSError:  # the crawl is gone
+        return
     while True:
         try:
             task = conn.recv()
@@ -40,12 +47,14 @@ def work(conn: Connection, timeout: float) -> None:
         if task is None:
             return
         url, html, options = task
+        del task  # the page is let go before its answer is pickled
         try:
             signal.setitimer(signal.ITIMER_REAL, timeout)
             try:
                 post = extract_post(url, html, **options)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
+                del html
             answer: tuple[str, Any] = ("ok", asdict(post) if post else None)
         except PageTimeout:
             answer = ("timeout", None)
@@ -55,3 +64,17 @@ def work(conn: Connection, timeout: float) -> None:
             conn.send(answer)
         except OSError:  # the crawl is gone
             return
+
+
+def main(fd: str, timeout: str, parent: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the crawl decides when to stop
+    signal.signal(signal.SIGALRM, _on_alarm)
+    if sys.platform == "linux":
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != int(parent):  # the crawl went before the line above
+            return
+    work(Connection(int(fd)), float(timeout))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
