@@ -1,5 +1,6 @@
 """Search through the two indexes: trigram for words of three characters or more, posts_grams for shorter ones."""
 
+import gc
 import re
 import sqlite3
 import tracemalloc
@@ -181,6 +182,7 @@ def summary_of(rows, ids=None):
 def test_a_summary_counts_each_facet_as_its_sql_does():
     conn, summary = summary_of(ODD_POSTS)
     assert summary.count == len(ODD_POSTS)
+    assert gc.isenabled()  # paused while the listing was read, on again
     for (kind, column), sql in FACET_SQL.items():
         assert summary.facet(kind, column) == conn.execute(sql).fetchall(), (kind, column)
     assert summary.facet("column", "published") is None  # kept as its first 7 characters only
