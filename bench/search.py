@@ -1,4 +1,4 @@
-"""Search at scale, for ``bench.run`` (``make bench``); alone: ``python -m bench.search [--posts 100000]``.
+"""Search at scale, for ``bench.run`` (``make bench``); alone: ``python -m bench.search [--posts 100000] [--db PATH]``.
 
 - ``build_archive``: an archive of ``posts`` bench-blog posts (``bench.blogs``' text, every other
   post Chinese) inserted with sqlite-utils in transactions of 1,000 posts, through the archive's
@@ -198,12 +198,27 @@ def index_cost(work: Path, count: int = 2_000) -> dict:
     }
 
 
-def search_at_scale(work: Path, posts: int) -> dict:
-    """Everything above on one archive of ``posts`` posts."""
+def kept_archive(db: Path, posts: int) -> dict:
+    """The archive of ``posts`` posts at ``db``, built the first time and kept: its build's figures are
+    kept beside it (``.build.json``), for the runs that reuse it."""
+    figures = db.with_suffix(".build.json")
+    if not db.exists():
+        figures.write_text(json.dumps(build_archive(db, posts)))
+    build = json.loads(figures.read_text())
+    if build["posts"] != posts:
+        raise SystemExit(f"{db} has {build['posts']:,} posts, not {posts:,}")
+    return build
+
+
+def search_at_scale(work: Path, posts: int, db: Path | None = None) -> dict:
+    """Everything above on one archive of ``posts`` posts (at ``db``, kept, when given)."""
     from bench.run import search_latency
 
-    db = work / "scale.db"
-    result = {"build": build_archive(db, posts)}
+    if db is None:
+        db = work / "scale.db"
+        result = {"build": build_archive(db, posts)}
+    else:
+        result = {"build": kept_archive(db, posts)}
     result["bytes_per_post"] = archive_bytes(db)
     result["cold"] = cold_search(db)
     result["warm"] = search_latency(db, SEARCHES)
@@ -218,9 +233,11 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--posts", type=int, default=100_000)
+    parser.add_argument("--db", type=Path, help="an archive kept between runs: built there by the first (14 minutes "
+                                                "of CPU at 100,000 posts), searched again by the next")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as work:
-        scale = search_at_scale(Path(work), args.posts)
+        scale = search_at_scale(Path(work), args.posts, args.db and args.db.resolve())
     path = ROOT / "bench" / "results.json"
     results = json.loads(path.read_text())
     results["search_at_scale"] = {**scale, "machine": machine()}

@@ -1,5 +1,6 @@
 """Search through the two indexes: trigram for words of three characters or more, posts_grams for shorter ones."""
 
+import gc
 import re
 import sqlite3
 import tracemalloc
@@ -141,3 +142,65 @@ def test_an_archive_from_before_the_index_is_migrated(db_path):
     assert {t.name for t in db["posts"].triggers} == {
         "posts_ai", "posts_ad", "posts_au", "posts_grams_ai", "posts_grams_ad", "posts_grams_au"}
     assert db.execute("pragma foreign_key_check").fetchall() == []
+
+
+# The facets' SQL (archive_facets, Datasette's column facet), over the rows of ``posts``.
+FACET_SQL = {
+    ("column", "source_id"): "select source_id, count(*) as count from posts where source_id is not null"
+                             " group by source_id order by count desc, source_id",
+    ("column", "lang"): "select lang, count(*) as count from posts where lang is not null group by lang order by count desc, lang",
+    ("column", "tags"): "select tags, count(*) as count from posts where tags is not null group by tags order by count desc, tags",
+    ("year", "published"): "select substr(published, 1, 4) as value, count(*) from posts where length(published) >= 4"
+                           " group by value order by value desc",
+    ("month", "published"): "select substr(published, 1, 7) as value, count(*) from posts where length(published) >= 7"
+                            " group by value order by value desc",
+    ("array", "tags"): "select j.value as value, count(*) as count from posts r, json_each(r.tags) j where not exists"
+                       " (select 1 from json_each(r.tags) k where k.key < j.key and k.value = j.value)"
+                       " group by j.value order by count desc, value",
+}
+ODD_POSTS = [  # (published, source_id, lang, tags)
+    ("2024-05-01T00:00:00Z", 1, "en", '["a", "b", "a"]'),
+    ("2024-05", 2, "zh-Hant", '["é", "a"]'),
+    ("2024-0", 2, "", "[]"),
+    ("2024", 10, "zh", None),
+    ("202", 1, None, '["内存", "b"]'),
+    (None, None, "en", '["b"]'),
+    (20240501, 1, "en", '["Z", "a"]'),  # a number where a date should be: SQLite's substr() makes it text
+    ("2023-12-31", 2, "ÉN", '["a"]'),
+]
+
+
+def summary_of(rows, ids=None):
+    from archive.matches import Listing, Summary
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("create table posts (id integer primary key, published, source_id, lang, tags)")
+    conn.executemany("insert into posts (published, source_id, lang, tags) values (?, ?, ?, ?)", rows)
+    return conn, Summary(Listing(conn), frozenset(ids or range(1, len(rows) + 1)))
+
+
+def test_a_summary_counts_each_facet_as_its_sql_does():
+    conn, summary = summary_of(ODD_POSTS)
+    assert summary.count == len(ODD_POSTS)
+    assert gc.isenabled()  # paused while the listing was read, on again
+    for (kind, column), sql in FACET_SQL.items():
+        assert summary.facet(kind, column) == conn.execute(sql).fetchall(), (kind, column)
+    assert summary.facet("column", "published") is None  # kept as its first 7 characters only
+    assert summary.facet("year", "lang") is None and summary.facet("date", "published") is None
+
+
+@pytest.mark.parametrize("column, value", [
+    ("tags", "not json"), ("tags", '{"a": 1}'), ("tags", '["a", 1]'), ("tags", '"a"'), ("tags", '["\\ud800"]'),
+    ("lang", 1.5), ("lang", b"en"), ("lang", "e\x00n"), ("published", b"2024"),
+])
+def test_a_summary_leaves_to_sql_a_facet_whose_values_python_would_count_otherwise(column, value):
+    row = dict(zip(("published", "source_id", "lang", "tags"), ODD_POSTS[0]), **{column: value})
+    _, summary = summary_of([*ODD_POSTS, tuple(row.values())])
+    kinds = {"tags": ["array"], "lang": ["column"], "published": ["year", "month"]}[column]
+    assert all(summary.facet(kind, column) is None for kind in kinds)
+
+
+def test_a_summary_counts_the_posts_of_its_search_that_are_still_there():
+    conn, summary = summary_of(ODD_POSTS, ids=[1, 2, 99])  # 99: a post deleted since the search
+    assert summary.count == 2
+    assert summary.facet("column", "lang") == [("en", 1), ("zh-Hant", 1)]

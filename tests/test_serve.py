@@ -1,5 +1,6 @@
 """`blogarchive serve`: a real Datasette process on crawled and hand-made archives, over HTTP."""
 
+import contextlib
 import html.parser
 import json
 import re
@@ -13,14 +14,18 @@ import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from conftest import EXPECTED, GONE, HOSTILE, IMG_PAYLOAD, ROOT, SCRIPT_PAYLOAD, serving
+import yaml
+from conftest import EXPECTED, GONE, HOSTILE, IMG_PAYLOAD, ROOT, SCRIPT_PAYLOAD, free_port, serving
 from datasette.utils import tilde_encode
 
 import archive
+import archive.cli
+import archive.matches
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 NEWEST_FIRST = [p["title"] for p in sorted(EXPECTED["posts"], key=lambda p: p["published"], reverse=True)]
@@ -338,7 +343,7 @@ def test_a_search_neither_index_answers_does_not_count_against_the_time_limit_of
     counted.set_progress_handler(count, 1)
     expected = counted.execute(query, ["内存 node"]).fetchall()
     own_work = steps[0]  # what the query itself does
-    archive_search._matches.clear()  # computed again, on the next connection's watch
+    archive.matches._matches.clear()  # computed again, on the next connection's watch
     limited = sqlite3.connect(example_archive)
     prepare_connection(limited)
     steps[0] = 0
@@ -350,7 +355,7 @@ def test_a_search_is_computed_once_for_all_of_datasettes_connections(example_arc
     sys.path.insert(0, str(ROOT / "archive" / "datasette" / "plugins"))
     import archive_search
 
-    archive_search._matches.clear()
+    archive.matches._matches.clear()
     first, second = sqlite3.connect(example_archive), sqlite3.connect(example_archive)
     for conn in (first, second):
         archive_search.prepare_connection(conn)
@@ -463,7 +468,7 @@ def test_a_search_gives_the_same_rows_count_and_facets_however_many_posts_it_mat
     assert expected
     data = get_json(searched + f"/posts.json?_search={quote(query)}&_size=7&_facet_size=50")
     assert data["filtered_table_rows_count"] == len(expected)
-    assert ("+id in" in data["query"]["sql"]) is many, data["query"]["sql"]
+    assert ("posts_search_has(" in data["query"]["sql"]) is many, data["query"]["sql"]
     facets = {f["name"]: {r["value"]: r["count"] for r in f["results"]} for f in data["facet_results"].values()
               if f["type"] in ("column", "array")}
     assert facets["lang"] == dict(Counter(p["lang"] for p in expected))
@@ -506,3 +511,99 @@ def test_a_common_word_is_read_newest_first_from_indexes_not_from_every_matching
                 f"with inner as (select id, tags from ({every})) select j.value, count(*) from json_each(inner.tags) j join inner group by j.value"):
         steps = plan(sql)
         assert any("COVERING INDEX" in s for s in steps) and not any(s in ("SCAN posts", "SCAN inner") for s in steps), (sql, steps)
+
+
+# A search alone on the posts table takes its count and facets from a summary of its matches
+# (archive.matches.Summary), computed once per search: the same page as Datasette's SQL gives.
+@contextlib.contextmanager
+def tracing(db: Path) -> Iterator[str]:
+    """``datasette serve`` as ``blogarchive serve`` runs it, with ``?_trace=1`` on: the statements each
+    page ran are in its JSON. Yields the URL of the archive's database."""
+    metadata = yaml.safe_load(archive.cli.METADATA.read_text(encoding="utf-8"))
+    metadata["databases"] = {db.stem: metadata["databases"]["archive"]}
+    path = db.with_suffix(".metadata.json")
+    path.write_text(json.dumps(metadata))
+    port = free_port()
+    args = [*archive.cli.datasette_args(str(db), "127.0.0.1", port, False, str(path)), "--setting", "trace_debug", "1"]
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("datasette")), *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            try:
+                urllib.request.urlopen(base + "/-/versions.json", timeout=2)
+                break
+            except OSError:
+                assert proc.poll() is None, "datasette did not start"
+                time.sleep(0.2)
+        yield f"{base}/{db.stem}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def statements(page: dict) -> list[str]:
+    return [t["sql"] for t in page["_trace"]["traces"] if "sql" in t]
+
+
+def same_page_from_sql(database: str, query: str) -> tuple[dict, dict]:
+    """The posts table's page for a search alone (from its summary) and the same page through
+    Datasette's SQL: the search with a filter that keeps every post (``id__gte=1``), taken out of
+    the second page's URLs again."""
+    url = f"{database}/posts.json?_search={quote(query)}&_size=5&_facet_size=3&_trace=1"
+    summarised, through_sql = get_json(url), get_json(url + "&id__gte=1")
+    assert not any(s.startswith("select count(*)") or "group by" in s for s in statements(summarised))
+    assert any(s.startswith("select count(*)") for s in statements(through_sql))
+    for page in (summarised, through_sql):
+        del page["_trace"], page["query_ms"]
+    return summarised, json.loads(json.dumps(through_sql).replace("&id__gte=1", "").replace("id__gte=1&", ""))
+
+
+@pytest.fixture
+def traced(searched_archive, tmp_path):
+    """A copy of the 60 searched posts, served with ``?_trace=1``: its path and its database's URL."""
+    path = tmp_path / "traced.db"
+    shutil.copy(searched_archive, path)
+    with tracing(path) as database:
+        yield path, database
+
+
+@pytest.mark.parametrize("query", ["kernel", "内存", "zeppelin", "内存 kernel"])
+def test_a_search_alone_is_counted_and_faceted_from_its_summary_as_datasettes_sql_would(traced, query):
+    _, database = traced
+    summarised, through_sql = same_page_from_sql(database, query)
+    assert [f["truncated"] for f in summarised["facet_results"].values()] != [False] * 5 or query == "zeppelin"
+    for key in ("filtered_table_rows_count", "facet_results", "rows", "next_url"):
+        assert summarised[key] == through_sql[key], key
+
+
+def test_a_search_with_another_filter_is_counted_and_faceted_by_sql(traced):
+    path, database = traced
+    page = get_json(f"{database}/posts.json?_search=kernel&lang=en&_facet_size=50&_trace=1")
+    assert any(s.startswith("select count(*)") for s in statements(page))
+    expected = [p for p in expected_search(path, '"kernel"') if p["lang"] == "en"]
+    assert page["filtered_table_rows_count"] == len(expected)
+    tags = next(f for f in page["facet_results"].values() if f["name"] == "tags")
+    assert {r["value"]: r["count"] for r in tags["results"]} == dict(Counter(t for p in expected for t in set(json.loads(p["tags"]))))
+    first = get_json(f"{database}/posts.json?_search=kernel&_size=5")
+    later = get_json(first["next_url"] + "&_trace=1")  # Datasette facets a later page's rows only: through SQL
+    assert any("group by" in s for s in statements(later))
+    assert later["filtered_table_rows_count"] == first["filtered_table_rows_count"]
+
+
+def test_a_summary_is_computed_again_after_a_crawl_commits_posts(traced):
+    path, database = traced
+    before, _ = same_page_from_sql(database, "kernel")
+    db = archive.open_archive(path)
+    run = archive.start_run(db, [1])
+    archive.save_post(db, {"source_id": 2, "url": "https://two.test/p/new", "title": "New kernel notes",
+                           "text": "kernel again", "lang": "en", "tags": ["omega"], "published": "2031-05-01T00:00:00Z"},
+                      run_id=run)
+    db.close()
+    time.sleep(2 * archive.matches.RECHECK_SECONDS)
+    after, through_sql = same_page_from_sql(database, "kernel")
+    assert after["filtered_table_rows_count"] == before["filtered_table_rows_count"] + 1
+    years = next(f for f in after["facet_results"].values() if f["type"] == "year")
+    assert years["results"][0]["value"] == "2031" and years["results"][0]["count"] == 1
+    for key in ("filtered_table_rows_count", "facet_results", "rows"):
+        assert after[key] == through_sql[key], key

@@ -10,14 +10,23 @@ row's every column, its text and Markdown included: on a search that matches
 half of 100,000 posts, gigabytes to sort. ``NarrowArrayFacet`` takes its place:
 the same counts from the rows' primary keys and arrays only, which an index
 covers (idx_posts_listing), each value counted once per row.
+
+On the posts table, a search alone (no other filter, not a later page: ``search_alone``)
+takes every facet on the columns of idx_posts_listing from the search's ``Summary``
+(archive.matches), counted once per search, not from a statement per facet each request:
+Datasette's column facet is replaced by ``ListedColumnFacet`` for that. Any other page
+runs each facet's SQL, as before.
 """
 
+import asyncio
 from typing import Any
 
 from datasette import hookimpl
 from datasette.database import QueryInterrupted
-from datasette.facets import ArrayFacet, Facet
+from datasette.facets import ArrayFacet, ColumnFacet, Facet
 from datasette.utils import escape_sqlite, path_with_added_args, path_with_removed_args
+
+from archive.matches import matches_at, search_alone
 
 
 class PeriodFacet(Facet):
@@ -37,7 +46,7 @@ class PeriodFacet(Facet):
                 f"from ({self.sql}) where length({escape_sqlite(column)}) >= {self.chars} "
                 f"group by value order by value desc limit {size + 1}"
             )
-            rows = await _rows(self, sql)
+            rows = await _rows(self, sql, column, size)
             if rows is None:
                 timed_out.append(column)
                 continue
@@ -95,7 +104,7 @@ class NarrowArrayFacet(ArrayFacet):
                 f" where not exists (select 1 from json_each(r.{col}) k where k.key < j.key and k.value = j.value)"
                 f" group by j.value order by count desc, value limit {size + 1}"
             )
-            rows = await _rows(self, sql)
+            rows = await _rows(self, sql, column, size)
             if rows is None:
                 timed_out.append(column)
                 continue
@@ -123,22 +132,87 @@ class NarrowArrayFacet(ArrayFacet):
         return results, timed_out
 
 
+class ListedColumnFacet(ColumnFacet):
+    """Datasette's column facet (its facet_results, the same results), its counts from ``_rows``."""
+
+    async def facet_results(self) -> tuple[list[dict[str, Any]], list[str]]:
+        results, timed_out = [], []
+        pairs = self.get_querystring_pairs()
+        size = self.get_facet_size()
+        for source_and_config in self.get_configs():
+            config = source_and_config["config"]
+            column = config.get("column") or config["simple"]
+            col = escape_sqlite(column)
+            sql = (f"select {col} as value, count(*) as count from ({self.sql}) where {col} is not null"
+                   f" group by {col} order by count desc, value limit {size + 1}")
+            rows = await _rows(self, sql, column, size)
+            if rows is None:
+                timed_out.append(column)
+                continue
+            shown = rows[:size]
+            labels = await self.ds.expand_foreign_keys(self.database, self.table, column, [r["value"] for r in shown]) \
+                if self.table else {}
+            values = []
+            for row in shown:
+                arg = f"{column}__exact" if column.startswith("_") else column
+                selected = (arg, str(row["value"])) in pairs
+                path = (path_with_removed_args(self.request, {arg: str(row["value"])}) if selected
+                        else path_with_added_args(self.request, {arg: row["value"]}))
+                values.append({
+                    "value": row["value"],
+                    "label": labels.get((column, row["value"]), row["value"]),
+                    "count": row["count"],
+                    "toggle_url": self.ds.absolute_url(self.request, self.ds.urls.path(path)),
+                    "selected": selected,
+                })
+            results.append({
+                "name": column,
+                "type": self.type,
+                "hideable": source_and_config["source"] != "metadata",
+                "toggle_url": self.ds.urls.path(path_with_removed_args(self.request, {"_facet": column})),
+                "results": values,
+                "truncated": len(rows) > size,
+            })
+        return results, timed_out
+
+
 @hookimpl
 def register_facet_classes() -> list[type[Facet]]:
-    return [YearFacet, MonthFacet, NarrowArrayFacet]
+    return [ListedColumnFacet, YearFacet, MonthFacet, NarrowArrayFacet]
 
 
 @hookimpl(hookwrapper=True, specname="register_facet_classes")
-def without_datasettes_array_facet():
-    """Datasette's ArrayFacet out of the facet classes: NarrowArrayFacet takes its place."""
+def without_datasettes_column_and_array_facets():
+    """Datasette's ColumnFacet and ArrayFacet out of the facet classes: ListedColumnFacet and
+    NarrowArrayFacet take their places."""
     outcome = yield
-    outcome.force_result([[k for k in classes if k is not ArrayFacet] for classes in outcome.get_result()])
+    replaced = (ColumnFacet, ArrayFacet)
+    outcome.force_result([[k for k in classes if k not in replaced] for classes in outcome.get_result()])
 
 
-async def _rows(facet: Facet, sql: str) -> list[Any] | None:
-    """The rows of one of ``facet``'s queries, or None past Datasette's time limit for facets."""
+async def _rows(facet: Facet, sql: str, column: str, size: int) -> list[Any] | None:
+    """The rows of one of ``facet``'s queries on ``column``, ``value`` and ``count``, at most
+    ``size + 1``: from the search's summary when there is one (``_summarised``), else from ``sql``;
+    None past Datasette's time limit for facets."""
+    counts = await _summarised(facet, column)
+    if counts is not None:
+        return [{"value": value, "count": count} for value, count in counts[:size + 1]]
     try:
         return (await facet.ds.execute(facet.database, sql, facet.params, truncate=False,
                                        custom_time_limit=facet.ds.setting("facet_time_limit_ms"))).rows
     except QueryInterrupted:
         return None
+
+
+async def _summarised(facet: Facet, column: str) -> list[tuple[Any, int]] | None:
+    """Every value of ``facet`` on ``column`` with its count, from the ``Summary`` of its search
+    when the facet's rows are the matches of a search alone; else None."""
+    db = facet.ds.get_database(facet.database)
+    if not facet.table or not db.path:
+        return None
+    selected = ", ".join(escape_sqlite(c) for c in await db.table_columns(facet.table))
+    search = search_alone(facet.sql, facet.params, selected, facet.table, facet.metadata or {})
+    if search is None:
+        return None
+    summary = await asyncio.get_running_loop().run_in_executor(None, matches_at(db.path).summary, search)
+    return summary.facet(facet.type, column)
