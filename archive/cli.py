@@ -86,6 +86,9 @@ def cli() -> None:
               help="Post images archived (all, the default), their URLs only (metadata) or neither (off); a source's own setting wins.")
 @click.option("--media-max-mb", type=click.FloatRange(min=0, min_open=True),
               help="Largest image fetched, in MB (default 10); a larger one is recorded, not fetched.")
+@click.option("--workers", type=click.IntRange(min=0),
+              help="Extraction worker processes per crawl process (default: one core fewer than the machine has, "
+                   "one at least; 0: extract in the crawl's process). Each holds about 130 MB.")
 @click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
 @click.option("--full", is_flag=True, help="Rediscover everything as a first crawl does, without validators.")
 @click.option("--dry-run", is_flag=True, help="List what the run would request and why; fetch and write nothing.")
@@ -96,7 +99,7 @@ def cli() -> None:
 def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
           concurrency: int | None, max_pages: int | None, processes: int, cluster_config: str | None,
           nodes: tuple[str, ...], redis_url: str | None, media: str | None, media_max_mb: float | None,
-          recheck: bool, full: bool, dry_run: bool, quiet: bool,
+          workers: int | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
           log_file: str | None, verbose: bool, db_path: str) -> None:
     """Crawl blogs into the archive.
 
@@ -128,7 +131,8 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
                                quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
                                on_progress=None if quiet else lambda line: click.echo(line, err=True),
                                cluster=_cluster(cluster_config, nodes, redis_url),
-                               settings=_media_settings(media, media_max_mb))
+                               settings=_media_settings(media, media_max_mb)
+                               | ({} if workers is None else {"ARCHIVE_EXTRACT_WORKERS": str(workers)}))
         _report(_launch(db_path, urls, options, lock))
     finally:
         release_lock(lock)

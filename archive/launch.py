@@ -153,8 +153,8 @@ def _run_processes(db: Any, sources: list[dict[str, Any]], settings: dict[str, s
     groups = split_by_host(sources, options.processes, options.host_map, weights)
     run_id = start_run(db, [])
     db.close()
-    settings = {**settings, "ARCHIVE_RUN_ID": str(run_id),
-                "ARCHIVE_EXTRACT_WORKERS": str(extract_workers(len(groups) or 1))}
+    settings = {"ARCHIVE_EXTRACT_WORKERS": str(extract_workers(len(groups) or 1)), **settings,
+                "ARCHIVE_RUN_ID": str(run_id)}
     writer = ArchiveWriter(settings["ARCHIVE_PATH"])
     started = time.monotonic()
     show = options.on_progress

@@ -286,6 +286,18 @@ def test_no_worker_outlives_a_crawl(slow_server, tmp_path):
     assert rows(db, "select count(*) from posts") == [(24,)]
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_command_line_sets_the_number_of_workers(tmp_path, workers):
+    db, log = tmp_path / "archive.db", tmp_path / "crawl.log"
+    with BlogServer(Blog(HOST, 6)) as server:
+        proc = subprocess.run([BLOGARCHIVE, "crawl", f"http://{HOST}/", "--db", str(db), "--delay", "0",
+                               "--map-host", f"{HOST}={server.base}", "--log-file", str(log), "--workers", str(workers)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert len(worker_pids(log)) == workers  # 0: extracted in the crawl's process, no worker started
+    assert rows(db, "select count(*) from posts") == [(6,)]
+
+
 def listening_ports(pids: list[int]) -> list[int]:
     """TCP ports on which any of ``pids`` listens (from /proc)."""
     inodes = set()
