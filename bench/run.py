@@ -20,7 +20,7 @@ For each size, one synthetic blog (``bench.blogs``) is served on 127.0.0.1 by
 
 Peak RSS is the largest sum, over the samples (every 0.1 s), of the RSS of a
 command's process and all its descendants (extraction workers included); it counts
-the pages the workers share with their forkserver once per process. Peak PSS is the
+a page shared by several of them once per process. Peak PSS is the
 same sum of each process's proportional share, which counts every page once: what
 the tree holds. CPU seconds are summed over the same processes. Writes bench/results.json
 and docs/benchmarks.md.
