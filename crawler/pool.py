@@ -285,7 +285,8 @@ class ExtractionPool:
         self.closed = True
         self.room.set()
         for worker in [*self.idle, *self.running, *self.starting]:
-            self._stop(worker, kill=worker.task is not None)
+            # one still warming up would read the stop only once warm
+            self._stop(worker, kill=worker.task is not None or worker in self.starting)
             if worker.task:
                 self._finish(worker, ("failed", "the crawl closed before the page was extracted"))
         self._fail_waiting("the crawl closed before the page was extracted")
