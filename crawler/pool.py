@@ -22,6 +22,7 @@ import asyncio
 import json
 import logging
 import os
+import pickle
 import subprocess
 import sys
 from collections import Counter, deque
@@ -208,7 +209,7 @@ class ExtractionPool:
 
     def _on_answer(self, worker: _Worker) -> None:
         try:
-            answer = worker.conn.recv()
+            data = worker.conn.recv_bytes()
         except (EOFError, OSError):
             message = f"the extraction worker (pid {worker.process.pid}) died, exit code {_exit_code(worker.process)}"
             self.deaths += 1
@@ -216,22 +217,27 @@ class ExtractionPool:
                 self.broken = f"the extraction workers keep dying (the last: {message}): no extraction"
             self._replace(worker, ("failed", message))
             return
-        if worker in self.starting and answer == READY:
+        if worker in self.starting:  # its first message: warm
+            assert pickle.loads(data) == READY
             self.starting.remove(worker)
             self.idle.append(worker)
             self._dispatch()
             return
         self.deaths = 0
-        big = worker.task is not None and len(worker.task.html) > BIG_PAGE_BYTES
-        self._finish(worker, answer)
         worker.pages += 1
-        if big or worker.pages >= self.recycle_pages or resident_mb(worker.process.pid) > self.recycle_mb:
-            self._stop(worker, kill=False)  # a fresh worker instead: what a huge page grew is given back
+        big = worker.task is not None and len(worker.task.html) > BIG_PAGE_BYTES
+        recycled = big or worker.pages >= self.recycle_pages or resident_mb(worker.process.pid) > self.recycle_mb
+        if recycled:
+            # a fresh worker instead: what a huge page grew is given back, before its post is unpickled here
+            self._stop(worker, kill=False)
+        self._finish(worker, pickle.loads(data))
+        del data
+        if not recycled:
+            self.idle.append(worker)
+        else:
             self._inc("extract/workers_recycled")
             if not self.closed:
                 self._spawn()
-        else:
-            self.idle.append(worker)
         self._dispatch()
 
     def _on_stuck(self, worker: _Worker) -> None:
