@@ -1,4 +1,4 @@
-"""Extraction in worker processes, off the reactor: a pool sized to the cores.
+"""Extraction in worker processes, off the reactor: a pool of one worker fewer than the cores.
 
 ``ExtractionPool`` (an extension) starts ``ARCHIVE_EXTRACT_WORKERS`` processes
 for the first page to extract and stops them when the spider closes. The spider
