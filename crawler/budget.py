@@ -26,7 +26,6 @@ gives one lane.
 """
 
 import asyncio
-import ctypes
 import gc
 import time
 import weakref
@@ -38,24 +37,18 @@ from scrapy import Request, signals
 from scrapy.exceptions import StopDownload
 from scrapy.http import Headers, Response
 
+from .heap import BIG_PAGE_BYTES, trim
 from .store import ArchiveStore
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-BIG_PAGE_BYTES = 1_000_000
 COMPRESSION = 8  # what a compressed page is taken to grow to, until it is decompressed
 RESTING_MB = 300
 PAGE_COPIES = 10
 # Seconds a page waits for a lane before what holds one is looked for in reference
 # cycles too (a failure's traceback can keep a request alive until the collector runs).
 COLLECT_AFTER = 5.0
-
-try:
-    _LIBC: ctypes.CDLL | None = ctypes.CDLL("libc.so.6")
-    _LIBC.malloc_trim  # glibc only
-except (OSError, AttributeError):
-    _LIBC = None
 
 LANE = "archive_lane"  # request.meta: the lane this page holds
 BIG = "archive_big"  # request.meta: found big with every lane taken; waits for one
@@ -147,7 +140,7 @@ class MemoryBudget:
         if self.taken >= self.lanes or self.store.backlog_bytes() > BIG_PAGE_BYTES:
             return False
         self.loop = self.loop or asyncio.get_running_loop()
-        _trim()  # what the last big page's writes let go, before this one comes in
+        trim()  # what the last big page's writes let go, before this one comes in
         self.taken += 1
         lane = request.meta[LANE] = _Lane()
         lane.release = weakref.finalize(lane, self.loop.call_soon_threadsafe, self._release)
@@ -156,7 +149,7 @@ class MemoryBudget:
 
     def _release(self) -> None:
         self.taken -= 1
-        _trim()
+        trim()
         self._check()
 
     def _check(self) -> None:
@@ -174,13 +167,6 @@ class MemoryBudget:
     def _polled(self) -> None:
         self._poll = None
         self._check()
-
-
-def _trim() -> None:
-    """Give the system back what the heap holds free (``malloc_trim``): a big page's tree and
-    strings are millions of small blocks, which glibc keeps in its heaps once let go."""
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
 
 
 def _compressed(headers: Headers) -> bool:

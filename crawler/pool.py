@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from .budget import BIG_PAGE_BYTES
+from .heap import BIG_PAGE_BYTES
 from .items import BlogPost
 from .worker import READY
 

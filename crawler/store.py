@@ -48,6 +48,8 @@ from twisted.internet import task
 from archive import open_archive
 from archive.writer import ArchiveUnwritable, ArchiveWriter
 
+from .heap import BIG_PAGE_BYTES
+
 
 if TYPE_CHECKING:
     from .cluster import ClusterWriter
@@ -57,10 +59,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-# SQLite keeps the values last bound to each statement it caches until that statement runs again:
-# after a write that held more than this (a 15 MB post's text and Markdown, its capture's body),
-# the writer's connection is closed, which lets them go, instead of holding them beside the next page.
-RECONNECT_AFTER_BYTES = 1_000_000
 # What a step of ``ArchiveStore.apply`` gets: ``run(fn, *args, **kwargs)`` makes one write.
 Write = Callable[..., Any]
 # Writes queued at most before the reactor thread waits for the writer (a slow disk), and
@@ -221,8 +219,11 @@ class ArchiveStore:
             if self._writer is None:
                 self._writer = self.remote or ArchiveWriter(self.path)
             result = step(self._writer.run, *args)
-            if held > RECONNECT_AFTER_BYTES and self.remote is None:
-                self._close_writer()  # the next write opens the connection again
+            if held > BIG_PAGE_BYTES and self.remote is None:
+                # SQLite keeps the values last bound to each statement it caches (a big post's text and
+                # Markdown, its capture's body) until that statement runs again: closing the connection
+                # lets them go; the next write opens another
+                self._close_writer()
             return result
         except (sqlite3.OperationalError, ArchiveUnwritable) as e:
             self.fail(str(e))

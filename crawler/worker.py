@@ -19,11 +19,9 @@ from dataclasses import asdict
 from multiprocessing.connection import Connection
 from typing import Any
 
+from .heap import BIG_PAGE_BYTES, trim
+
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
-# After a page of more than this many characters, the worker gives its heap's free memory back
-# (malloc_trim) before it sends the post: after a 15 MB page, 116 MB over its resting size
-# become 38 (the post), and the crawl's process reads the answer beside a worker that small.
-TRIM_AFTER_CHARS = 1_000_000
 READY = ("ready", None)  # a worker's first message: warmed up, waiting for pages
 
 
@@ -52,7 +50,7 @@ def work(conn: Connection, timeout: float) -> None:
             return
         url, html, options = task
         del task  # the page is let go before its answer is pickled
-        big = len(html) > TRIM_AFTER_CHARS
+        big = len(html) > BIG_PAGE_BYTES
         try:
             signal.setitimer(signal.ITIMER_REAL, timeout)
             try:
@@ -61,8 +59,8 @@ def work(conn: Connection, timeout: float) -> None:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 del html
             answer: tuple[str, Any] = ("ok", asdict(post) if post else None)
-            if big and sys.platform == "linux":
-                ctypes.CDLL(None).malloc_trim(0)
+            if big:  # after a 15 MB page, 116 MB over its resting size become 38 (the post)
+                trim()
         except PageTimeout:
             answer = ("timeout", None)
         except Exception:
