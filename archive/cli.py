@@ -88,7 +88,11 @@ def cli() -> None:
               help="Largest image fetched, in MB (default 10); a larger one is recorded, not fetched.")
 @click.option("--workers", type=click.IntRange(min=0),
               help="Extraction worker processes per crawl process (default: one core fewer than the machine has, "
-                   "one at least; 0: extract in the crawl's process). Each holds about 130 MB.")
+                   "and as many as --memory-mb holds, one at least; 0: extract in the crawl's process). "
+                   "Each holds about 130 MB.")
+@click.option("--memory-mb", type=click.IntRange(min=1),
+              help="The memory budget of the crawl's processes, in MB (default 512): it bounds the extraction "
+                   "workers and the big pages on their way at once.")
 @click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
 @click.option("--full", is_flag=True, help="Rediscover everything as a first crawl does, without validators.")
 @click.option("--dry-run", is_flag=True, help="List what the run would request and why; fetch and write nothing.")
@@ -99,7 +103,7 @@ def cli() -> None:
 def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
           concurrency: int | None, max_pages: int | None, processes: int, cluster_config: str | None,
           nodes: tuple[str, ...], redis_url: str | None, media: str | None, media_max_mb: float | None,
-          workers: int | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
+          workers: int | None, memory_mb: int | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
           log_file: str | None, verbose: bool, db_path: str) -> None:
     """Crawl blogs into the archive.
 
@@ -132,7 +136,8 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
                                on_progress=None if quiet else lambda line: click.echo(line, err=True),
                                cluster=_cluster(cluster_config, nodes, redis_url),
                                settings=_media_settings(media, media_max_mb)
-                               | ({} if workers is None else {"ARCHIVE_EXTRACT_WORKERS": str(workers)}))
+                               | ({} if workers is None else {"ARCHIVE_EXTRACT_WORKERS": str(workers)})
+                               | ({} if memory_mb is None else {"ARCHIVE_MEMORY_MB": str(memory_mb)}))
         _report(_launch(db_path, urls, options, lock))
     finally:
         release_lock(lock)

@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 from .cluster import ClusterConfig, ClusterUnavailable, Coordinator, connect
 from .db import ArchiveError, open_archive
 from .lock import close_stale_runs
-from .processes import extract_workers, run_processes, split_by_host
+from .memory import DEFAULT_MB, extract_workers
+from .processes import run_processes, split_by_host
 from .queries import find_sources, get_run, list_runs, list_sources
 from .urls import host_of
 from .writer import ArchiveWriter
@@ -153,8 +154,10 @@ def _run_processes(db: Any, sources: list[dict[str, Any]], settings: dict[str, s
     groups = split_by_host(sources, options.processes, options.host_map, weights)
     run_id = start_run(db, [])
     db.close()
-    settings = {"ARCHIVE_EXTRACT_WORKERS": str(extract_workers(len(groups) or 1)), **settings,
-                "ARCHIVE_RUN_ID": str(run_id)}
+    # each process takes its share of the memory budget, and of the cores for its workers
+    processes, memory_mb = len(groups) or 1, int(settings.get("ARCHIVE_MEMORY_MB", DEFAULT_MB))
+    settings = {"ARCHIVE_EXTRACT_WORKERS": str(extract_workers(memory_mb, processes)), **settings,
+                "ARCHIVE_MEMORY_MB": str(memory_mb // processes), "ARCHIVE_RUN_ID": str(run_id)}
     writer = ArchiveWriter(settings["ARCHIVE_PATH"])
     started = time.monotonic()
     show = options.on_progress

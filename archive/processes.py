@@ -8,7 +8,6 @@ the order they arrive, in one transaction order.
 """
 
 import heapq
-import os
 import signal
 import subprocess
 import time
@@ -88,9 +87,3 @@ def run_processes(commands: list[list[str]], env: dict[str, str], lock: int, wri
             signal.signal(sig, handler)
         for link in links:
             link.conn.close()
-
-
-def extract_workers(processes: int) -> int:
-    """Extraction workers for each of ``processes`` crawl processes: the cores they leave free
-    (each keeps one busy) shared among them, one at least."""
-    return max(1, ((os.cpu_count() or 1) - processes) // processes)

@@ -8,7 +8,8 @@ entries). Twenty such pages at once took the crawl's processes past 1.5 GB.
 
 So a page needs a *lane* once it is known to be big (over ``BIG_PAGE_BYTES`` once
 decompressed): at its headers (its length, the compressed one counted
-``COMPRESSION`` times over), as its bytes arrive, or after its decompression. It
+``COMPRESSION`` times over), as its bytes arrive, or once its decompressed size is
+measured (a chunk at a time, by ``TruncatedBodyMiddleware``), before it is decompressed. It
 holds the lane until its callback is done (its extraction included: the spider
 middleware ``ReleaseLanes``), or, for a page that reaches no callback, until its
 request is let go. A lane is free only while the
@@ -16,17 +17,18 @@ archive's writer holds less than a big page's worth of writes, so a big page's
 capture and post are written before the next big page comes in.
 
 A page found big when every lane is taken is read no further: its download is
-stopped, or its decompressed body dropped, and it is scheduled again to wait for a
+stopped, or its body dropped before its decompression, and it is scheduled again to wait for a
 lane before it is fetched (one more request, for its headers). Nothing is dropped.
 
-Lanes: ``(ARCHIVE_MEMORY_MB - RESTING_MB) / (PAGE_COPIES * DOWNLOAD_MAXSIZE)``, one
-at least: the processes at rest take about ``RESTING_MB``, and a page of the size
-cap is held about ``PAGE_COPIES`` times at once across them. The 512 MB default
-gives one lane.
+Lanes: what ``ARCHIVE_MEMORY_MB`` holds beside the processes at rest (the crawl's and
+its extraction workers), a page of the size cap (``DOWNLOAD_MAXSIZE``) being held about
+ten times at once across them (``archive.memory.lanes``), one at least. The 512 MB
+default gives one lane.
 """
 
 import asyncio
 import gc
+import logging
 import time
 import weakref
 from collections import deque
@@ -37,15 +39,19 @@ from scrapy import Request, signals
 from scrapy.exceptions import StopDownload
 from scrapy.http import Headers, Response
 
+from archive.memory import lanes
+
 from .heap import BIG_PAGE_BYTES, trim
+from .middlewares import DECOMPRESSED
+from .pool import workers_of
 from .store import ArchiveStore
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+logger = logging.getLogger(__name__)
+
 COMPRESSION = 8  # what a compressed page is taken to grow to, until it is decompressed
-RESTING_MB = 300
-PAGE_COPIES = 10
 # Seconds a page waits for a lane before what holds one is looked for in reference
 # cycles too (a failure's traceback can keep a request alive until the collector runs).
 COLLECT_AFTER = 5.0
@@ -79,8 +85,10 @@ class MemoryBudget:
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "MemoryBudget":
         settings = crawler.settings
-        spare = (settings.getint("ARCHIVE_MEMORY_MB") - RESTING_MB) * 2**20
-        budget = cls(crawler, max(1, spare // (PAGE_COPIES * settings.getint("DOWNLOAD_MAXSIZE"))))
+        memory_mb, workers = settings.getint("ARCHIVE_MEMORY_MB"), workers_of(settings)
+        budget = cls(crawler, lanes(memory_mb, workers, settings.getint("DOWNLOAD_MAXSIZE") / 2**20))
+        logger.info("memory budget: %d MB, %d extraction workers, %d lanes for big pages", memory_mb, workers,
+                    budget.lanes)
         crawler.signals.connect(budget.headers_received, signal=signals.headers_received)
         crawler.signals.connect(budget.bytes_received, signal=signals.bytes_received)
         return budget
@@ -105,8 +113,10 @@ class MemoryBudget:
             self._need_lane(request)
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
-        """After decompression: a body over ``BIG_PAGE_BYTES`` holds a lane, or is fetched again later."""
-        if len(response.body) <= BIG_PAGE_BYTES or LANE in request.meta or self._take(request):
+        """Before decompression: a body over ``BIG_PAGE_BYTES`` once decompressed (its size measured
+        by ``TruncatedBodyMiddleware``) holds a lane, or is fetched again later, never decompressed."""
+        size = request.meta.pop(DECOMPRESSED, len(response.body))
+        if size <= BIG_PAGE_BYTES or LANE in request.meta or self._take(request):
             return response
         return self._later(request)
 
@@ -144,6 +154,7 @@ class MemoryBudget:
         self.taken += 1
         lane = request.meta[LANE] = _Lane()
         lane.release = weakref.finalize(lane, self.loop.call_soon_threadsafe, self._release)
+        self.stats.inc_value("memory/big_pages")
         self.stats.max_value("memory/big_pages_at_once", self.taken)
         return True
 

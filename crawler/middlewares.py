@@ -100,7 +100,11 @@ class MetaRefreshMiddleware(redirect.MetaRefreshMiddleware):
 
 
 class TruncatedBodyMiddleware:
-    """Between the downloader and Scrapy's decompression: a compressed body must reach its end."""
+    """Between the downloader and Scrapy's decompression: a compressed body must reach its end.
+
+    Its decompressed size, counted on the way (the output is read a chunk at a time and
+    dropped), goes in the request's meta (``DECOMPRESSED``): the memory budget, next, knows a
+    big page before it is decompressed whole (crawler.budget)."""
 
     def __init__(self, max_size: int):
         self.max_size = max_size
@@ -112,31 +116,37 @@ class TruncatedBodyMiddleware:
     def process_response(self, request: Request, response: Response) -> Response:
         encodings = response.headers.get("Content-Encoding", b"").lower().split(b",")
         encoding = encodings[-1].strip().decode("latin-1")  # the last applied is undone first
-        check = COMPLETE.get(encoding)
-        if check and not check(response.body, self.max_size):
-            raise IgnoreRequest(f"truncated: the {encoding} body ({len(response.body)} bytes) is cut short, not archived")
+        measure = DECOMPRESSED_SIZE.get(encoding)
+        if measure:
+            size = measure(response.body, self.max_size)
+            if size is None:
+                raise IgnoreRequest(f"truncated: the {encoding} body ({len(response.body)} bytes) is cut short, not archived")
+            request.meta[DECOMPRESSED] = size
         return response
 
 
-# Each check reads the output a chunk at a time and drops it. It answers True when the
-# stream ends, when it holds more than max_size bytes (the size cap refuses it then), or
-# when it is not of that encoding at all (Scrapy's decompression says so).
+DECOMPRESSED = "archive_decompressed"  # request.meta: its compressed body's size once decompressed
 
-def gzip_complete(body: bytes, max_size: int = 0) -> bool:
-    """Every gzip member of ``body`` ends."""
-    return _zlib_complete(body, max_size, wbits=31)
+# Each measure reads the output a chunk at a time and drops it. It answers the size of the
+# output, or None when the stream is cut short. It stops counting once past max_size (the
+# size cap refuses the body then), and answers the body's own size when it is not of that
+# encoding at all (Scrapy's decompression says so).
+
+def gzip_size(body: bytes, max_size: int = 0) -> int | None:
+    """What ``body``'s gzip members decompress to, or None when one does not end."""
+    return _zlib_size(body, max_size, wbits=31)
 
 
-def deflate_complete(body: bytes, max_size: int = 0) -> bool:
-    """The zlib stream ends (or the raw deflate one, which some servers send)."""
+def deflate_size(body: bytes, max_size: int = 0) -> int | None:
+    """What the zlib stream decompresses to (or the raw deflate one, which some servers send)."""
     try:
         zlib.decompressobj().decompress(body[:64], 1)
     except zlib.error:
-        return _zlib_complete(body, max_size, wbits=-15)
-    return _zlib_complete(body, max_size, wbits=15)
+        return _zlib_size(body, max_size, wbits=-15)
+    return _zlib_size(body, max_size, wbits=15)
 
 
-def _zlib_complete(body: bytes, max_size: int, *, wbits: int) -> bool:
+def _zlib_size(body: bytes, max_size: int, *, wbits: int) -> int | None:
     data, size = body, 0
     while data:
         decompressor = zlib.decompressobj(wbits=wbits)
@@ -145,31 +155,31 @@ def _zlib_complete(body: bytes, max_size: int, *, wbits: int) -> bool:
                 size += len(decompressor.decompress(data, CHUNK))
                 data = decompressor.unconsumed_tail
                 if max_size and size > max_size:
-                    return True
+                    return size
         except zlib.error:
-            return True
+            return size or len(body)
         if not decompressor.eof:
-            return False
+            return None
         data = decompressor.unused_data if wbits == 31 else b""
-    return True
+    return size
 
 
-def br_complete(body: bytes, max_size: int = 0) -> bool:
-    """The brotli stream ends."""
+def br_size(body: bytes, max_size: int = 0) -> int | None:
+    """What the brotli stream decompresses to, or None when it does not end."""
     decompressor = brotli.Decompressor()
     try:
         size = len(decompressor.process(body, output_buffer_limit=CHUNK))
         while not decompressor.is_finished() and not decompressor.can_accept_more_data():
             size += len(decompressor.process(b"", output_buffer_limit=CHUNK))
             if max_size and size > max_size:
-                return True
+                return size
     except brotli.error:
-        return True
-    return decompressor.is_finished()
+        return len(body)
+    return size if decompressor.is_finished() else None
 
 
-def zstd_complete(body: bytes, max_size: int = 0) -> bool:
-    """Every zstd frame of ``body`` ends."""
+def zstd_size(body: bytes, max_size: int = 0) -> int | None:
+    """What ``body``'s zstd frames decompress to, or None when one does not end."""
     data, size = body, 0
     while data:
         decompressor = zstd.ZstdDecompressor()
@@ -178,18 +188,17 @@ def zstd_complete(body: bytes, max_size: int = 0) -> bool:
             while not decompressor.eof and not decompressor.needs_input:
                 size += len(decompressor.decompress(b"", CHUNK))
                 if max_size and size > max_size:
-                    return True
+                    return size
         except zstd.ZstdError:
-            return True
+            return size or len(body)
         if not decompressor.eof:
-            return False
+            return None
         data = decompressor.unused_data
-    return True
+    return size
 
 
-COMPLETE: dict[str, Callable[[bytes, int], bool]] = {
-    "gzip": gzip_complete, "x-gzip": gzip_complete, "deflate": deflate_complete,
-    "br": br_complete, "zstd": zstd_complete,
+DECOMPRESSED_SIZE: dict[str, Callable[[bytes, int], int | None]] = {
+    "gzip": gzip_size, "x-gzip": gzip_size, "deflate": deflate_size, "br": br_size, "zstd": zstd_size,
 }
 
 

@@ -1,6 +1,7 @@
-"""Extraction in worker processes, off the reactor: a pool of one worker fewer than the cores.
+"""Extraction in worker processes, off the reactor: a pool of one worker fewer than the cores,
+and no more than the memory budget holds.
 
-``ExtractionPool`` (an extension) starts ``ARCHIVE_EXTRACT_WORKERS`` processes
+``ExtractionPool`` (an extension) starts ``ARCHIVE_EXTRACT_WORKERS`` processes (``workers_of``)
 for the first page to extract and stops them when the spider closes. The spider
 awaits ``extract()``; each idle worker takes the next waiting page, and the
 results come back, as plain dicts, in order of completion. ``ExtractionGate``
@@ -33,6 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.settings import BaseSettings
+
+from archive.memory import extract_workers
 
 from .heap import BIG_PAGE_BYTES
 from .items import BlogPost
@@ -112,7 +116,7 @@ class ExtractionPool:
     def from_crawler(cls, crawler: "Crawler") -> "ExtractionPool":
         settings = crawler.settings
         pool = cls(
-            workers=settings.getint("ARCHIVE_EXTRACT_WORKERS"),
+            workers=workers_of(settings),
             timeout=settings.getfloat("ARCHIVE_EXTRACT_TIMEOUT"),
             queue=settings.getint("ARCHIVE_EXTRACT_QUEUE"),
             stats=crawler.stats,
@@ -314,6 +318,12 @@ class ExtractionPool:
         self.counts[key.split("/")[-1]] += 1
         if self.stats:
             self.stats.inc_value(key)
+
+
+def workers_of(settings: BaseSettings) -> int:
+    """``ARCHIVE_EXTRACT_WORKERS``, or when it is unset as many as the cores and ``ARCHIVE_MEMORY_MB`` allow."""
+    workers = settings.get("ARCHIVE_EXTRACT_WORKERS")
+    return extract_workers(settings.getint("ARCHIVE_MEMORY_MB")) if workers is None else int(workers)
 
 
 def _exit_code(process: subprocess.Popen) -> int | None:

@@ -9,7 +9,8 @@ import sys
 
 from scrapy.settings import default_settings
 
-from archive.processes import extract_workers
+from archive import memory
+
 
 # itemadapter (how Scrapy reads items) imports pydantic when it is installed (wacz's frictionless
 # brings it): 0.1 s of every crawl's start. The crawl's items are dataclasses; pydantic is hidden
@@ -66,9 +67,10 @@ ARCHIVE_CLUSTER_JOB = None
 ARCHIVE_CLUSTER_HOST = None
 ARCHIVE_CLUSTER_LEASE = 30.0
 # Worker processes that extract posts (trafilatura), off the crawl's own
-# process; 0 extracts inline, in the crawl's process. One core fewer than the
-# machine has, one at least: the crawl's own process keeps a core busy.
-ARCHIVE_EXTRACT_WORKERS = extract_workers(1)
+# process; 0 extracts inline, in the crawl's process. None: one core fewer than
+# the machine has (the crawl's own process keeps a core busy), and no more than
+# ARCHIVE_MEMORY_MB holds (archive.memory); one at least.
+ARCHIVE_EXTRACT_WORKERS = None
 # Seconds one page may take to extract; a slower one is stopped and recorded
 # as an error (kind "extract").
 ARCHIVE_EXTRACT_TIMEOUT = 30.0
@@ -78,9 +80,10 @@ ARCHIVE_EXTRACT_QUEUE = 8
 # memory passes this many MB (a huge page's parse leaves the heap grown).
 ARCHIVE_EXTRACT_RECYCLE_PAGES = 1000
 ARCHIVE_EXTRACT_RECYCLE_MB = 250
-# Memory the crawl's processes may take, about: big pages (over 1 MB) go through a
-# few lanes, one for each 200 MB over 300 (crawler.budget).
-ARCHIVE_MEMORY_MB = 512
+# Memory the crawl's processes may take, about: it bounds the extraction workers,
+# and big pages (over 1 MB) go through a few lanes, one for each 200 MB beyond the
+# processes at rest (archive.memory, crawler.budget).
+ARCHIVE_MEMORY_MB = memory.DEFAULT_MB
 # Keys a crawl keeps in memory per blog for what grows with it (URLs seen, pages
 # judged, feed entries); beyond, they are kept in a temporary file.
 ARCHIVE_MEMORY_KEYS = 100_000
@@ -138,8 +141,8 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.MetaRefreshMiddleware": 580,
     # holds requests while pages wait for an extraction worker (back-pressure)
     "crawler.pool.ExtractionGate": 60,
-    # after decompression (590): a big page holds one of a few lanes (ARCHIVE_MEMORY_MB)
-    "crawler.budget.MemoryBudget": 589,
+    # after that check, before decompression (590): a big page holds one of a few lanes (ARCHIVE_MEMORY_MB)
+    "crawler.budget.MemoryBudget": 592,
 }
 SPIDER_MIDDLEWARES = {
     # farthest from the spider: a bug anywhere on a page's way is recorded against its source

@@ -16,9 +16,11 @@ import subprocess
 import pytest
 from conftest import BLOGARCHIVE, ROOT
 from faultserver import FaultServer
-from hostile_blogs import KINDS, POSTS, PeakWatch, real_post, routes
+from hostile_blogs import KINDS, POSTS, PeakWatch, big, real_post, routes
 
+from crawler.budget import COMPRESSION
 from crawler.extract import extract_post
+from crawler.heap import BIG_PAGE_BYTES
 from crawler.settings import ARCHIVE_MEMORY_MB
 
 
@@ -71,6 +73,25 @@ def test_big_pages_go_through_one_lane_at_a_time_and_none_is_dropped(crawl):
     linked = {f"http://{name}.test/{name}/p/{i}/" for name, kind in blogs.items() if kind != "br-bomb"
               for i in range(1, POSTS + 1)}
     assert linked <= pages  # every page judged: none dropped on its way through the lane
+
+
+def test_a_compressed_page_is_known_big_before_its_decompression(tmp_path):
+    # 11.5 MB of markup in 99 kB of gzip: its length at the headers says small (eight times 99 kB is
+    # under 1 MB); its size measured a chunk at a time, before Scrapy decompresses it, says big
+    db, log = tmp_path / "a.db", tmp_path / "crawl.log"
+    assert len(big(int(11.5 * 1024 * 1024))) * COMPRESSION < BIG_PAGE_BYTES
+    with FaultServer(routes({"big": "big-11mb"})) as server:
+        proc = subprocess.run([BLOGARCHIVE, "crawl", "http://big.test/big/", "--db", str(db), "--delay", "0",
+                               "--map-host", f"big.test={server.base}", "--log-file", str(log)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    stats = {key: int(n) for key, n in re.findall(r"'((?:memory|httpcompression)/[a-z_]+)': (\d+)", log.read_text())}
+    assert stats["memory/big_page_waits"] >= 1  # the second post came while the first held the one lane
+    # each post took the lane once, and was decompressed once: the one that came too early was let go
+    # compressed, and fetched again for the lane
+    assert stats["memory/big_pages"] == stats["httpcompression/response_count"] == POSTS
+    judged = {url for url, in sqlite3.connect(db).execute("select url from pages")}
+    assert {f"http://big.test/big/p/{i}/" for i in range(1, POSTS + 1)} <= judged
 
 
 def test_the_whole_process_tree_stays_under_the_memory_budget(crawl):

@@ -23,6 +23,7 @@ import pytest
 from blogserver import Blog, BlogServer, words
 from conftest import BLOGARCHIVE, ROOT, SITE
 
+from archive.memory import extract_workers, lanes
 from crawler.extract import extract_post
 from crawler.pool import ExtractionFailed, ExtractionPool
 from crawler.site import SiteParts
@@ -296,6 +297,30 @@ def test_the_command_line_sets_the_number_of_workers(tmp_path, workers):
     assert proc.returncode == 0, proc.stderr
     assert len(worker_pids(log)) == workers  # 0: extracted in the crawl's process, no worker started
     assert rows(db, "select count(*) from posts") == [(6,)]
+
+
+def test_the_workers_are_as_many_as_the_cores_and_the_memory_budget_allow():
+    # one core is the crawl's own; a worker costs 130 MB beside the 350 the processes at rest and
+    # one big page on its way take
+    assert [extract_workers(mb, cores=8) for mb in (256, 512, 1024, 4096)] == [1, 1, 5, 7]
+    assert [extract_workers(mb, cores=2) for mb in (512, 4096)] == [1, 1]
+    assert [extract_workers(2048, processes=n, cores=8) for n in (1, 2, 4)] == [7, 3, 1]
+    # big pages at once: 200 MB each beyond the processes at rest; fewer workers leave more
+    assert [lanes(512, 1), lanes(1024, 1), lanes(1024, 4), lanes(1024, 1, max_page_mb=5)] == [1, 3, 1, 14]
+
+
+@pytest.mark.parametrize(("memory", "expected"), [(None, "512 MB, 1 extraction workers, 1 lanes"),
+                                                  ("1024", "1024 MB, 1 extraction workers, 3 lanes")])
+def test_the_command_line_sets_the_memory_budget(tmp_path, memory, expected):
+    db, log = tmp_path / "archive.db", tmp_path / "crawl.log"
+    with BlogServer(Blog(HOST, 3)) as server:
+        proc = subprocess.run([BLOGARCHIVE, "crawl", f"http://{HOST}/", "--db", str(db), "--delay", "0",
+                               "--map-host", f"{HOST}={server.base}", "--log-file", str(log), "--workers", "1",
+                               *(["--memory-mb", memory] if memory else [])],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"memory budget: {expected} for big pages" in log.read_text()
+    assert rows(db, "select count(*) from posts") == [(3,)]
 
 
 def listening_ports(pids: list[int]) -> list[int]:
