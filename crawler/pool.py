@@ -3,7 +3,8 @@ and no more than the memory budget holds.
 
 ``ExtractionPool`` (an extension) starts ``ARCHIVE_EXTRACT_WORKERS`` processes (``workers_of``)
 for the first page to extract and stops them when the spider closes. The spider
-awaits ``extract()``; each idle worker takes the next waiting page, and the
+awaits ``extract()``; each idle worker takes the next waiting page (a busy one holds the
+next in its socket, to start it as soon as it has answered), and the
 results come back, as plain dicts, in order of completion. ``ExtractionGate``
 (a downloader middleware) holds new requests while ``ARCHIVE_EXTRACT_QUEUE``
 pages wait for a worker, so the pages in flight stay bounded.
@@ -73,6 +74,8 @@ class _Worker:
     process: subprocess.Popen
     conn: Connection
     task: _Task | None = None
+    next: _Task | None = None  # sent while ``task`` runs: the worker starts it once it has answered
+    sending: "asyncio.Future[None] | None" = None  # that page's bytes, on their way in another thread
     deadline: asyncio.TimerHandle | None = None
     pages: int = 0  # pages it answered
 
@@ -129,7 +132,7 @@ class ExtractionPool:
     @property
     def in_flight(self) -> int:
         """Pages handed to the pool and not finished: waiting, or in a worker."""
-        return len(self.waiting) + len(self.running)
+        return len(self.waiting) + len(self.running) + sum(1 for w in self.running if w.next)
 
     def start(self) -> None:
         """Start the workers (the first ``extract`` does, so a crawl with nothing to extract starts none)."""
@@ -206,6 +209,14 @@ class ExtractionPool:
             self.running.append(worker)
             worker.deadline = self.loop.call_later(1.5 * self.timeout + 1, self._on_stuck, worker)
             worker.conn.send((task.url, task.html, task.options))
+        # a busy worker's next page waits in its socket, so that it never waits for this thread, which
+        # reads its answer only when it can; sent from another thread, as it may fill the socket's buffer
+        for worker in self.running:
+            if not self.waiting:
+                break
+            if worker.next is None and (worker.sending is None or worker.sending.done()):
+                task = worker.next = self.waiting.popleft()
+                worker.sending = self.loop.run_in_executor(None, _send, worker.conn, (task.url, task.html, task.options))
         if self.closed or len(self.waiting) < self.queue_limit:
             self.room.set()
         else:
@@ -236,7 +247,9 @@ class ExtractionPool:
             self._stop(worker, kill=False)
         self._finish(worker, pickle.loads(data))
         del data
-        if not recycled:
+        if not recycled and worker.next:
+            self._start_next(worker)
+        elif not recycled:
             self.idle.append(worker)
         else:
             self._inc("extract/workers_recycled")
@@ -248,6 +261,13 @@ class ExtractionPool:
         worker.deadline = None
         message = f"extraction took longer than {self.timeout:g} s and its worker did not stop: killed"
         self._replace(worker, ("timeout", message))
+
+    def _start_next(self, worker: _Worker) -> None:
+        """The page that waited in ``worker``'s socket is its page now, with its time limit from now."""
+        assert self.loop is not None
+        worker.task, worker.next = worker.next, None
+        self.running.append(worker)
+        worker.deadline = self.loop.call_later(1.5 * self.timeout + 1, self._on_stuck, worker)
 
     def _finish(self, worker: _Worker, answer: tuple[str, Any]) -> None:
         task, worker.task = worker.task, None
@@ -277,6 +297,10 @@ class ExtractionPool:
 
     def _stop(self, worker: _Worker, *, kill: bool) -> None:
         assert self.loop is not None
+        if worker.next is not None:  # sent, perhaps started, never to be answered: it goes to another worker
+            self.waiting.appendleft(worker.next)
+            worker.next = None
+            kill = True  # a stop sent now could interleave with that page's bytes
         self.loop.remove_reader(worker.conn.fileno())
         if kill:
             worker.process.kill()
@@ -324,6 +348,13 @@ def workers_of(settings: BaseSettings) -> int:
     """``ARCHIVE_EXTRACT_WORKERS``, or when it is unset as many as the cores and ``ARCHIVE_MEMORY_MB`` allow."""
     workers = settings.get("ARCHIVE_EXTRACT_WORKERS")
     return extract_workers(settings.getint("ARCHIVE_MEMORY_MB")) if workers is None else int(workers)
+
+
+def _send(conn: Connection, message: Any) -> None:
+    try:
+        conn.send(message)
+    except OSError:  # the worker was stopped meanwhile: its page went back to the waiting ones
+        pass
 
 
 def _exit_code(process: subprocess.Popen) -> int | None:

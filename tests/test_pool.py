@@ -134,7 +134,8 @@ def test_requests_wait_while_the_queue_is_full_and_go_on_when_it_drains():
         try:
             worker = pool.idle[0].process
             os.kill(worker.pid, signal.SIGSTOP)
-            tasks = [asyncio.ensure_future(pool.extract(url, html)) for _ in range(3)]
+            # one page in the worker, one waiting in its socket, two waiting here: the queue is full
+            tasks = [asyncio.ensure_future(pool.extract(url, html)) for _ in range(4)]
             await asyncio.sleep(0)
             gate = asyncio.ensure_future(pool.wait_for_room())
             await asyncio.sleep(0)
@@ -148,8 +149,8 @@ def test_requests_wait_while_the_queue_is_full_and_go_on_when_it_drains():
 
     held, posts, in_flight_max, counts = run(scenario())
     assert held == (1, 2, False)
-    assert posts == [extract_post(url, html)] * 3
-    assert in_flight_max == 3
+    assert posts == [extract_post(url, html)] * 4
+    assert in_flight_max == 4
     assert counts == {"gate_waits": 1}
 
 
