@@ -15,7 +15,7 @@ DEFAULT_MB = 512  # ARCHIVE_MEMORY_MB's default
 RESTING_MB = 150
 WORKER_MB = 130
 PAGE_COPIES = 10
-MAX_PAGE_MB = 20  # Scrapy's DOWNLOAD_MAXSIZE in crawler.settings
+MAX_PAGE_MB = 20  # the size cap: Scrapy's DOWNLOAD_MAXSIZE in crawler.settings
 
 
 def extract_workers(memory_mb: int, processes: int = 1, cores: int | None = None) -> int:

@@ -99,6 +99,9 @@ class MetaRefreshMiddleware(redirect.MetaRefreshMiddleware):
         return response if answer is head else answer
 
 
+DECOMPRESSED = "archive_decompressed"  # request.meta: its compressed body's size once decompressed
+
+
 class TruncatedBodyMiddleware:
     """Between the downloader and Scrapy's decompression: a compressed body must reach its end.
 
@@ -124,8 +127,6 @@ class TruncatedBodyMiddleware:
             request.meta[DECOMPRESSED] = size
         return response
 
-
-DECOMPRESSED = "archive_decompressed"  # request.meta: its compressed body's size once decompressed
 
 # Each measure reads the output a chunk at a time and drops it. It answers the size of the
 # output, or None when the stream is cut short. It stops counting once past max_size (the

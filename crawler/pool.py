@@ -206,8 +206,7 @@ class ExtractionPool:
         while self.waiting and self.idle:
             worker = self.idle.pop()
             task = worker.task = self.waiting.popleft()
-            self.running.append(worker)
-            worker.deadline = self.loop.call_later(1.5 * self.timeout + 1, self._on_stuck, worker)
+            self._started(worker)
             worker.conn.send((task.url, task.html, task.options))
         # a busy worker's next page waits in its socket, so that it never waits for this thread, which
         # reads its answer only when it can; sent from another thread, as it may fill the socket's buffer
@@ -247,14 +246,15 @@ class ExtractionPool:
             self._stop(worker, kill=False)
         self._finish(worker, pickle.loads(data))
         del data
-        if not recycled and worker.next:
-            self._start_next(worker)
-        elif not recycled:
-            self.idle.append(worker)
-        else:
+        if recycled:
             self._inc("extract/workers_recycled")
             if not self.closed:
                 self._spawn()
+        elif worker.next:  # the page that waited in its socket is its page now
+            worker.task, worker.next = worker.next, None
+            self._started(worker)
+        else:
+            self.idle.append(worker)
         self._dispatch()
 
     def _on_stuck(self, worker: _Worker) -> None:
@@ -262,10 +262,9 @@ class ExtractionPool:
         message = f"extraction took longer than {self.timeout:g} s and its worker did not stop: killed"
         self._replace(worker, ("timeout", message))
 
-    def _start_next(self, worker: _Worker) -> None:
-        """The page that waited in ``worker``'s socket is its page now, with its time limit from now."""
+    def _started(self, worker: _Worker) -> None:
+        """``worker`` runs its task, with its time limit from now."""
         assert self.loop is not None
-        worker.task, worker.next = worker.next, None
         self.running.append(worker)
         worker.deadline = self.loop.call_later(1.5 * self.timeout + 1, self._on_stuck, worker)
 
