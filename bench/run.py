@@ -390,7 +390,7 @@ def machine() -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000", help="Posts per blog, comma-separated (default 1000,10000).")
-    parser.add_argument("--search-posts", type=int, default=100_000, help="Posts of the search at scale (0: none).")
+    parser.add_argument("--search-posts", type=int, default=100_000, help="Posts of the search at scale (0: keep the last one measured, from bench/results.json).")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     runs = []
@@ -405,6 +405,9 @@ def main() -> None:
     if args.search_posts:
         with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as work:
             results["search_at_scale"] = search_at_scale(Path(work), args.search_posts)
+    elif (last := ROOT / "bench" / "results.json").exists():
+        if scale := json.loads(last.read_text()).get("search_at_scale"):
+            results["search_at_scale"] = scale
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(write_report(results, ROOT / "docs" / "benchmarks.md"))
 
