@@ -20,6 +20,9 @@ PAGING_RELS = ("next", "previous", "prev-archive", "next-archive")
 # (the posts past the cut are still found through the sitemap and the listings).
 MAX_ENTRIES = 5_000
 ENTRY_END = re.compile(rb"</(?:[\w.-]+:)?(?:item|entry)\s*>", re.I)
+# How a feed in UTF-16 or UTF-32 begins (a BOM, or "<" next to a zero byte), where ENTRY_END's
+# ASCII bytes are not the document's: it is cut once re-encoded as UTF-8.
+WIDE_STARTS = (b"\xff\xfe", b"\xfe\xff", b"<\x00", b"\x00<", b"\x00\x00")
 TAG_FOLDERS = {"tag", "tags", "t"}  # /tags/NAME/, /t/NAME, /tags/#name, ?tag=NAME
 CATEGORY_FOLDERS = {"category", "categories", "cat"}  # and nested: /categories/A/B/
 
@@ -71,7 +74,11 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None, max_en
     if body.lstrip()[:1] == b"{":
         return _parse_json_feed(body, url, max_entries)
     # feedparser trusts a wrong HTTP charset; hand it UTF-8 it cannot misread.
-    xml, cut = _first_entries(xml_to_utf8(body, http_charset), max_entries)
+    cut = False
+    if not body.startswith(WIDE_STARTS):  # cut on the bytes first: a huge feed is not re-encoded whole
+        body, cut = _first_entries(body, max_entries)
+    xml, cut_after = _first_entries(xml_to_utf8(body, http_charset), max_entries)
+    cut = cut or cut_after
     parsed = feedparser.parse(xml, response_headers={"content-location": url})
     if parsed.bozo and not parsed.entries:
         raise FeedError(f"not a readable feed: {parsed.get('bozo_exception')}")
@@ -100,8 +107,7 @@ def _first_entries(xml: bytes, limit: int) -> tuple[bytes, bool]:
     and whether anything was cut."""
     for count, end in enumerate(ENTRY_END.finditer(xml), 1):
         if count == limit:
-            rest = xml[end.end():]
-            return (xml[: end.end()], True) if ENTRY_END.search(rest) else (xml, False)
+            return (xml[: end.end()], True) if ENTRY_END.search(xml, end.end()) else (xml, False)
     return xml, False
 
 
