@@ -32,7 +32,7 @@ import logging
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -43,7 +43,7 @@ from archive.memory import lanes
 
 from .heap import BIG_PAGE_BYTES, trim
 from .middlewares import DECOMPRESSED
-from .pool import workers_of
+from .pool import ExtractionPool, workers_of
 from .store import ArchiveStore
 
 if TYPE_CHECKING:
@@ -55,6 +55,8 @@ COMPRESSION = 8  # what a compressed page is taken to grow to, until it is decom
 # Seconds a page waits for a lane before what holds one is looked for in reference
 # cycles too (a failure's traceback can keep a request alive until the collector runs).
 COLLECT_AFTER = 5.0
+# Seconds at most an extraction worker's start waits for a big page's writes (``MemoryBudget.hold``).
+HOLD_SECONDS = 5.0
 
 LANE = "archive_lane"  # request.meta: the lane this page holds
 BIG = "archive_big"  # request.meta: found big with every lane taken; waits for one
@@ -78,6 +80,8 @@ class MemoryBudget:
         # bytes in so far, each counted ``weight`` times (COMPRESSION when compressed): (weight, count)
         self.received: weakref.WeakKeyDictionary[Request, tuple[int, int]] = weakref.WeakKeyDictionary()
         self.waiting: deque[tuple[asyncio.Future[None], Request]] = deque()
+        self.held: deque[tuple[Callable[[], None], int, float]] = deque()  # (start, releases then, since)
+        self.releases = 0
         self.loop: asyncio.AbstractEventLoop | None = None
         self._poll: asyncio.TimerHandle | None = None
         self._collected = 0.0
@@ -89,6 +93,9 @@ class MemoryBudget:
         budget = cls(crawler, lanes(memory_mb, workers, settings.getint("DOWNLOAD_MAXSIZE") / 2**20))
         logger.info("memory budget: %d MB, %d extraction workers, %d lanes for big pages", memory_mb, workers,
                     budget.lanes)
+        pool = crawler.get_extension(ExtractionPool)
+        if pool is not None:
+            pool.hold_start = budget.hold
         crawler.signals.connect(budget.headers_received, signal=signals.headers_received)
         crawler.signals.connect(budget.bytes_received, signal=signals.bytes_received)
         return budget
@@ -160,17 +167,36 @@ class MemoryBudget:
 
     def _release(self) -> None:
         self.taken -= 1
+        self.releases += 1
         trim()
         self._check()
 
+    def hold(self, start: Callable[[], None]) -> None:
+        """Call ``start`` (a fresh extraction worker, for the one that extracted a big page) once the
+        page is done: a lane was let go since (the page's own, once its post is on its way to the
+        writer; or none is taken) and the writer holds less than a big page. Its post's write takes
+        about 125 MB in this process, a fresh worker 130: never both at once. After
+        ``HOLD_SECONDS`` at most, whatever holds the lanes."""
+        self.loop = self.loop or asyncio.get_running_loop()
+        self.held.append((start, self.releases, time.monotonic()))
+        self._check()
+
+    def _written(self, releases: int, since: float) -> bool:
+        if time.monotonic() - since > HOLD_SECONDS:
+            return True
+        return (self.releases > releases or not self.taken) and self.store.backlog_bytes() <= BIG_PAGE_BYTES
+
     def _check(self) -> None:
-        """Let the pages that wait take the lanes that are free, in turn; look again soon while some wait."""
+        """Let the pages that wait take the lanes that are free, in turn, and the held workers start;
+        look again soon while some wait."""
+        while self.held and self._written(*self.held[0][1:]):
+            self.held.popleft()[0]()
         while self.waiting and self._take(self.waiting[0][1]):
             future, _ = self.waiting.popleft()
             if not future.done():
                 future.set_result(None)
-        if self.waiting and self._poll is None:
-            if self.taken >= self.lanes and time.monotonic() - self._collected > COLLECT_AFTER:
+        if (self.waiting or self.held) and self._poll is None:
+            if self.waiting and self.taken >= self.lanes and time.monotonic() - self._collected > COLLECT_AFTER:
                 self._collected = time.monotonic()
                 gc.collect()
             self._poll = asyncio.get_running_loop().call_later(0.1, self._polled)

@@ -59,7 +59,7 @@ PART_CHARS = 1_000_000
 
 def extract_post(
     url: str,
-    html_text: str,
+    html_text: str | Any,
     *,
     feed_entry: dict[str, Any] | None = None,
     site: SiteParts | None = None,
@@ -70,7 +70,8 @@ def extract_post(
 
     Args:
         url: the page's URL (used for relative links and metadata).
-        html_text: the page as text.
+        html_text: the page as text, or the tree ``parse_html`` made of it (the text can then be
+            let go before the extraction: a worker's peak on a 15 MB page is 15 MB lower).
         feed_entry: the feed's entry for this page (see ``crawler.feeds``), if any.
         site: what the blog repeats on its pages (``crawler.site``), never a post's title.
         default_tz: the blog's zone, for dates that name none.
@@ -82,7 +83,8 @@ def extract_post(
         metadata, no text, and the reason in ``protected``.
     """
     entry = feed_entry or {}
-    root = parse_html(html_text)
+    root = parse_html(html_text) if isinstance(html_text, str) else html_text
+    del html_text
     sel = Selector(root=root, type="html")
     found = candidates(sel, url, entry, site=site, link_text=link_text)
     body = article_body(root)  # found before anything is taken out of the page
@@ -97,8 +99,9 @@ def extract_post(
     if article is not None:
         post.media = article_media(article[-1], url, og_image)  # read before trafilatura changes the tree
         options.focus = "recall"  # the post's body alone, its furniture taken out: keep all of it
-        doc = _extract_article(article, options)
+        doc, plain = _extract_article(article, options)
     else:
+        plain = None
         drop_furniture(root)
         page_body = root.find("body")
         post.media = article_media(root if page_body is None else page_body, url, og_image)
@@ -107,7 +110,7 @@ def extract_post(
         post.text = post.markdown = ""
         post.provenance.append({"field": "text", "value": post.protected, "origin": "page", "chosen": 1})
     else:
-        _choose_text(post, doc, entry)
+        _choose_text(post, doc, entry, plain)
         if not post.text and article is not None:
             # the body the theme marks is the post, however little it holds (trafilatura keeps
             # nothing of a line or two): never the page's menus around it
@@ -127,9 +130,10 @@ def extract_post(
     return post
 
 
-def _extract_article(page: Any, options: Extractor) -> Any:
+def _extract_article(page: Any, options: Extractor) -> tuple[Any, str | None]:
     """trafilatura's document for a page that holds the article alone; a huge article is
-    extracted in parts (each of its blocks whole, in order) and their texts joined."""
+    extracted in parts (each of its blocks whole, in order) and their texts joined: its
+    Markdown as the document's text, and its plain text (else None: read from the body)."""
     article = page[-1][0]
     while len(article) == 1 and isinstance(article[0].tag, str):  # down the wrappers, to the blocks
         article = article[0]
@@ -143,30 +147,37 @@ def _extract_article(page: Any, options: Extractor) -> Any:
             size = 0
     parts = [p for p in parts if p]
     if len(parts) < 2:
-        return bare_extraction(page, options=options)
-    docs = []
+        return bare_extraction(page, options=options), None
+    doc, markdown, plain = None, [], []
     rest = copy.copy(options)
     rest.with_metadata = False  # the metadata is the first part's (and the page's): read once
-    for i, part in enumerate(parts):
+    for i in range(len(parts)):
         piece = lxml_html.Element("html")
         if i == 0 and page.find("head") is not None:
             piece.append(page.find("head"))  # the metadata trafilatura reads is in the first part
         holder = lxml_html.etree.SubElement(lxml_html.etree.SubElement(piece, "body"), "article")
-        holder.extend(part)  # moved, not copied: the parts together hold what the article held
-        docs.append(bare_extraction(piece, options=options if i == 0 else rest))
-    found = [d for d in docs if d is not None and d.body is not None]
-    if not found:
-        return None
-    doc = found[0]
-    doc.text = "\n\n".join(d.text for d in found if d.text)
-    for other in found[1:]:
-        doc.body.extend(list(other.body))
-    return doc
+        holder.extend(parts[i])  # moved, not copied: the parts together hold what the article held
+        parts[i] = None  # once extracted, a part's markup is let go: the page shrinks as its text grows
+        found = bare_extraction(piece, options=options if i == 0 else rest)
+        del piece, holder
+        if found is None or found.body is None:
+            continue
+        markdown.append(found.text)
+        # its plain text read from the part's body at once, the body then let go: read from the
+        # whole body at the end (the same text), a 15 MB post took about 50 MB more
+        plain.append(xmltotxt(found.body, False))
+        found.body = None
+        doc = doc or found
+    if doc is None:
+        return None, None
+    doc.text = doc.raw_text = "\n\n".join(t for t in markdown if t)
+    del markdown
+    return doc, "\n".join(t for t in plain if t)
 
 
-def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any]) -> None:
+def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any], plain: str | None = None) -> None:
     page_markdown = doc.text if doc is not None else None
-    page_text = xmltotxt(doc.body, False) if doc is not None else None
+    page_text = plain if plain is not None else xmltotxt(doc.body, False) if doc is not None else None
     feed_html = entry.get("content")
     feed_text = _html_to_text(feed_html) if feed_html else ""
     if feed_text and len(feed_text) > FEED_TEXT_RATIO * len(page_text or ""):

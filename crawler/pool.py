@@ -28,6 +28,7 @@ import pickle
 import subprocess
 import sys
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
@@ -41,7 +42,7 @@ from archive.memory import extract_workers
 
 from .heap import BIG_PAGE_BYTES
 from .items import BlogPost
-from .worker import READY
+from .worker import READY, page_text
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -64,7 +65,8 @@ class ExtractionFailed(Exception):
 @dataclass
 class _Task:
     url: str
-    html: str
+    page: bytes  # in ``encoding``: decoded in the worker, never here
+    encoding: str
     options: dict[str, Any]
     future: "asyncio.Future[tuple[str, Any]]"
 
@@ -112,6 +114,9 @@ class ExtractionPool:
         self.deaths = 0  # workers that died in a row, without an answer between
         self.broken = ""  # why no worker is left, when they keep dying
         self.in_flight_max = 0
+        # given ``start``, calls it once a big page's post is written (``crawler.budget``): the fresh
+        # worker that replaces the one that extracted it is not warming up beside that write
+        self.hold_start: Callable[[Callable[[], None]], None] | None = None
         self.counts: Counter[str] = Counter()  # timeout, error, failed, workers_replaced, workers_recycled, gate_waits
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -156,20 +161,23 @@ class ExtractionPool:
         self.loop.add_reader(conn.fileno(), self._on_answer, worker)
         self.starting.append(worker)
 
-    async def extract(self, url: str, html: str, **options: Any) -> BlogPost | None:
-        """``extract_post(url, html, **options)`` in a worker.
+    async def extract(self, url: str, page: str | bytes, *, encoding: str = "utf-8", **options: Any) -> BlogPost | None:
+        """``extract_post(url, html, **options)`` in a worker, ``html`` being ``page`` as text
+        (bytes in ``encoding``, decoded as Scrapy decodes a response's text, in the worker).
 
         Raises:
             ExtractionFailed: the page took longer than the time limit, or its worker failed.
         """
+        if isinstance(page, str):
+            page, encoding = page.encode("utf-8", "surrogatepass"), "utf-8"
         if not self.workers:
-            return self._inline(url, html, options)
+            return self._inline(url, page_text(page, encoding), options)
         if self.closed or self.broken:
             raise ExtractionFailed(self.broken or "the crawl is closing: not extracted")
         if self.loop is None:
             self.start()
         assert self.loop is not None
-        task = _Task(url, html, options, self.loop.create_future())
+        task = _Task(url, page, encoding, options, self.loop.create_future())
         self.waiting.append(task)
         self.in_flight_max = max(self.in_flight_max, self.in_flight)
         self._dispatch()
@@ -207,7 +215,7 @@ class ExtractionPool:
             worker = self.idle.pop()
             task = worker.task = self.waiting.popleft()
             self._started(worker)
-            worker.conn.send((task.url, task.html, task.options))
+            _send(worker.conn, task)
         # a busy worker's next page waits in its socket, so that it never waits for this thread, which
         # reads its answer only when it can; sent from another thread, as it may fill the socket's buffer
         for worker in self.running:
@@ -215,7 +223,7 @@ class ExtractionPool:
                 break
             if worker.next is None and (worker.sending is None or worker.sending.done()):
                 task = worker.next = self.waiting.popleft()
-                worker.sending = self.loop.run_in_executor(None, _send, worker.conn, (task.url, task.html, task.options))
+                worker.sending = self.loop.run_in_executor(None, _send, worker.conn, task)
         if self.closed or len(self.waiting) < self.queue_limit:
             self.room.set()
         else:
@@ -239,7 +247,7 @@ class ExtractionPool:
             return
         self.deaths = 0
         worker.pages += 1
-        big = worker.task is not None and len(worker.task.html) > BIG_PAGE_BYTES
+        big = worker.task is not None and len(worker.task.page) > BIG_PAGE_BYTES
         recycled = big or worker.pages >= self.recycle_pages or resident_mb(worker.process.pid) > self.recycle_mb
         if recycled:
             # a fresh worker instead: what a huge page grew is given back, before its post is unpickled here
@@ -248,7 +256,10 @@ class ExtractionPool:
         del data
         if recycled:
             self._inc("extract/workers_recycled")
-            if not self.closed:
+            if big and self.hold_start and not self.closed:
+                self._inc("extract/starts_held")
+                self.hold_start(self._spawn_held)
+            elif not self.closed:
                 self._spawn()
         elif worker.next:  # the page that waited in its socket is its page now
             worker.task, worker.next = worker.next, None
@@ -256,6 +267,10 @@ class ExtractionPool:
         else:
             self.idle.append(worker)
         self._dispatch()
+
+    def _spawn_held(self) -> None:
+        if not self.closed:
+            self._spawn()
 
     def _on_stuck(self, worker: _Worker) -> None:
         worker.deadline = None
@@ -349,9 +364,12 @@ def workers_of(settings: BaseSettings) -> int:
     return extract_workers(settings.getint("ARCHIVE_MEMORY_MB")) if workers is None else int(workers)
 
 
-def _send(conn: Connection, message: Any) -> None:
+def _send(conn: Connection, task: _Task) -> None:
+    """``task`` down ``conn``: its URL, encoding and options, then its page's bytes as they are
+    (pickled, a 15 MB page would be copied first)."""
     try:
-        conn.send(message)
+        conn.send((task.url, task.encoding, task.options))
+        conn.send_bytes(task.page)
     except OSError:  # the worker was stopped meanwhile: its page went back to the waiting ones
         pass
 

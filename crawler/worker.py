@@ -19,6 +19,8 @@ from dataclasses import asdict
 from multiprocessing.connection import Connection
 from typing import Any
 
+from w3lib.encoding import html_to_unicode
+
 from .heap import BIG_PAGE_BYTES, trim
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -33,8 +35,14 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise PageTimeout
 
 
+def page_text(page: bytes, encoding: str) -> str:
+    """A page's bytes as text, as Scrapy reads a response's ``text`` (a BOM first, then ``encoding``)."""
+    return html_to_unicode(f"charset={encoding}", page)[1]
+
+
 def work(conn: Connection, timeout: float) -> None:
     """Extract the pages that come down ``conn`` until it closes or says stop (None)."""
+    from .extract import parse_html
     from .warmup import extract_post  # warmed up: what trafilatura, htmldate and py3langid load lazily
 
     try:
@@ -48,16 +56,23 @@ def work(conn: Connection, timeout: float) -> None:
             return
         if task is None:
             return
-        url, html, options = task
-        del task  # the page is let go before its answer is pickled
-        big = len(html) > BIG_PAGE_BYTES
+        url, encoding, options = task
+        try:
+            page = conn.recv_bytes()
+        except EOFError:
+            return
+        del task
+        big = len(page) > BIG_PAGE_BYTES
         try:
             signal.setitimer(signal.ITIMER_REAL, timeout)
             try:
-                post = extract_post(url, html, **options)
+                # the page as a tree: its bytes and its text are let go before the extraction
+                html, page = page_text(page, encoding), None
+                root, html = parse_html(html), None
+                post = extract_post(url, root, **options)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-                del html
+                page = html = root = None  # before the answer is pickled, or the next page comes
             answer: tuple[str, Any] = ("ok", asdict(post) if post else None)
             if big:  # after a 15 MB page, 116 MB over its resting size become 38 (the post)
                 trim()

@@ -24,6 +24,8 @@ import brotli
 from faultserver import answer
 
 KINDS = ("big-11mb", "big-19mb", "br-bomb", "links", "feed", "real-15mb")
+# Twenty sources at once: four of each size of big body, and three of each other kind.
+TWENTY = ("big-11mb",) * 4 + ("big-19mb",) * 4 + ("br-bomb", "links", "feed", "real-15mb") * 3
 POSTS = 2  # linked from each home page
 
 
@@ -193,7 +195,6 @@ if __name__ == "__main__":  # python tests/hostile_blogs.py: the table in docs/r
 
     db = os.path.join(tempfile.mkdtemp(), "hostile.db")
     print("| input | sources | peak RSS, summed (MB) | peak PSS, summed (MB) | seconds |\n|---|---:|---:|---:|---:|")
-    mix = ["big-11mb"] * 4 + ["big-19mb"] * 4 + ["br-bomb", "links", "feed", "real-15mb"] * 3
-    for label, kinds in [*((k, [k]) for k in KINDS), ("all six at once", list(KINDS)), ("20 sources at once", mix)]:
+    for label, kinds in [*((k, [k]) for k in KINDS), ("all six at once", list(KINDS)), ("20 sources at once", TWENTY)]:
         rss, pss, seconds, code = measure({f"b{i}": kind for i, kind in enumerate(kinds)}, db)
         print(f"| {label} | {len(kinds)} | {rss:.0f} | {pss:.0f} | {seconds:.0f} |" + ("" if code == 0 else f" exit {code}"), flush=True)

@@ -1,13 +1,13 @@
-"""One crawl of blogs that send what a crawler's memory fears (tests/hostile_blogs.py): bodies
-of 11.5 and 19 MB, a 64 GiB brotli bomb, a page of 500,000 links, a feed of 100,000 entries
-and a real post of 15 MB. The crawl finishes, refuses only what the 20 MB cap refuses, cuts
-what the per-page limits cut (recorded), and archives the real post whole. Its big pages
-(over 1 MB) go through the memory budget's one lane (crawler.budget) one at a time, none
-dropped.
+"""One crawl of twenty blogs that send what a crawler's memory fears (tests/hostile_blogs.py):
+bodies of 11.5 and 19 MB, a 64 GiB brotli bomb, a page of 500,000 links, a feed of 100,000
+entries and a real post of 15 MB, each kind from several sources at once. The crawl finishes,
+refuses only what the 20 MB cap refuses, cuts what the per-page limits cut (recorded), and
+archives each real post whole. Its big pages (over 1 MB) go through the memory budget's one
+lane (crawler.budget) one at a time, none dropped.
 
 The peak of the crawl's whole process tree (summed RSS, sampled from /proc) stays under the
 default ARCHIVE_MEMORY_MB; `python tests/hostile_blogs.py` prints the peak of each input alone
-and of twenty sources at once (docs/reliability.md, "The memory budget")."""
+and of the six kinds and the twenty sources at once (docs/reliability.md, "The memory budget")."""
 
 import re
 import sqlite3
@@ -16,7 +16,7 @@ import subprocess
 import pytest
 from conftest import BLOGARCHIVE, ROOT
 from faultserver import FaultServer
-from hostile_blogs import KINDS, POSTS, PeakWatch, big, real_post, routes
+from hostile_blogs import POSTS, TWENTY, PeakWatch, big, real_post, routes
 
 from crawler.budget import COMPRESSION
 from crawler.extract import extract_post
@@ -26,7 +26,7 @@ from crawler.settings import ARCHIVE_MEMORY_MB
 
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory):
-    blogs = {kind.replace("-", ""): kind for kind in KINDS}
+    blogs = {f"{kind.replace('-', '')}{n}": kind for n, kind in enumerate(TWENTY)}
     db = tmp_path_factory.mktemp("hostile") / "a.db"
     log = db.with_name("crawl.log")
     with FaultServer(routes(blogs)) as server:
@@ -42,23 +42,26 @@ def crawl(tmp_path_factory):
     posts = dict(conn.execute("select url, text from posts").fetchall())
     pages = {url for url, in conn.execute("select url from pages")}
     conn.close()
-    stats = {key: int(n) for key, n in re.findall(r"'(memory/[a-z_]+)': (\d+)", log.read_text())}
+    stats = {key: int(n) for key, n in re.findall(r"'((?:memory|extract)/[a-z_]+)': (\d+)", log.read_text())}
     return proc, blogs, errors, posts, pages, stats, watch
 
 
 def test_the_crawl_finishes_and_the_real_post_is_archived_whole(crawl):
-    proc, _, _, posts, _, _, _ = crawl
+    proc, blogs, _, posts, _, _, _ = crawl
     assert proc.returncode == 0, proc.stderr[-3000:]
-    expected = extract_post("http://real15mb.test/real15mb/p/1/", real_post().decode()).text
-    assert len(expected) > 14_000_000
-    for i in range(1, POSTS + 1):
-        assert posts[f"http://real15mb.test/real15mb/p/{i}/"] == expected
+    real = [name for name, kind in blogs.items() if kind == "real-15mb"]
+    expected = extract_post(f"http://{real[0]}.test/{real[0]}/p/1/", real_post().decode()).text
+    assert len(expected) > 14_000_000 and len(real) == 3
+    for name in real:
+        for i in range(1, POSTS + 1):
+            assert posts[f"http://{name}.test/{name}/p/{i}/"] == expected
 
 
 def test_only_the_size_cap_refuses_and_the_limits_cut_what_they_say(crawl):
-    _, _, errors, _, _, _, _ = crawl
+    _, blogs, errors, _, _, _, _ = crawl
     kinds = {(url.split("/")[2].split(".")[0], kind) for url, kind, _ in errors}
-    assert kinds == {("brbomb", "too-large"), ("links", "cut"), ("feed", "feed")}
+    refused = {"br-bomb": "too-large", "links": "cut", "feed": "feed"}
+    assert kinds == {(name, refused[kind]) for name, kind in blogs.items() if kind in refused}
     messages = {kind: message for _, kind, message in errors}
     assert "more than 10000 links: only the first 10000 read" in messages["cut"]
     assert "more than 5000 entries: only the first 5000 read" in messages["feed"]
@@ -73,6 +76,16 @@ def test_big_pages_go_through_one_lane_at_a_time_and_none_is_dropped(crawl):
     linked = {f"http://{name}.test/{name}/p/{i}/" for name, kind in blogs.items() if kind != "br-bomb"
               for i in range(1, POSTS + 1)}
     assert linked <= pages  # every page judged: none dropped on its way through the lane
+
+
+def test_a_fresh_worker_waits_for_the_big_post_to_be_written(crawl):
+    _, blogs, _, _, _, stats, _ = crawl
+    # each real post's worker was replaced (what its parse grew given back), and its replacement
+    # started only once the post was written: the write and a warming worker are never both at
+    # their largest
+    real_posts = POSTS * sum(kind == "real-15mb" for kind in blogs.values())
+    assert stats["extract/workers_recycled"] >= real_posts
+    assert stats["extract/starts_held"] >= real_posts
 
 
 def test_a_compressed_page_is_known_big_before_its_decompression(tmp_path):

@@ -21,10 +21,10 @@ from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
-from scrapy.utils.response import get_base_url
 from scrapy.utils.sitemap import Sitemap
 from twisted.python.failure import Failure
-from w3lib.encoding import http_content_type_encoding
+from w3lib.encoding import html_to_unicode, http_content_type_encoding
+from w3lib.html import get_base_url
 
 from archive import ensure_sources, find_sources
 from archive.captures import body_sha256
@@ -52,7 +52,8 @@ FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+j
 COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml", "feeds/all.atom.xml")
 DISCOVERY_PRIORITY = 100
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
-READ_HEAD, READ_TAIL = 2_000_000, 250_000  # characters of a huge page read to judge it (see _read_part)
+READ_HEAD, READ_TAIL = 2_000_000, 250_000  # bytes of a huge page read to judge it (see _read_part)
+BASE_CHARS = 4096  # where a page's <base href> is looked for, as Scrapy's get_base_url does
 LATE_ENTRY = "late_entry"  # meta: a post fetched again for a feed entry read after its extraction
 # Publish dates that carry their time; others (a visible date, <time> with a day only...) may lack it.
 TIMED_ORIGINS = {"feed", "JSON-LD datePublished", "article:published_time"}
@@ -305,8 +306,9 @@ class BlogSpider(Spider):
                 yield output
 
     def _discover_from_home(self, response: TextResponse, state: SourceState) -> Iterator[Any]:
-        feeds = _declared_feeds(response, state)
-        state.feeds = feeds
+        part = _read_part(response)
+        base = get_base_url(part[:BASE_CHARS], response.url, response.encoding)
+        feeds = state.feeds = _declared_feeds(base, state, Selector(text=part, type="html"))
         yield SourceUpdate(state.id, kind="home", feeds=feeds)
         for feed in feeds:
             yield self._discovery(state, feed, self.parse_feed)
@@ -447,9 +449,11 @@ class BlogSpider(Spider):
         url = state.own(response.url) or response.url
         aliases = _redirect_aliases(response, state, url)
         depth = response.meta.get("depth", 0) + 1
-        base, encoding = get_base_url(response), response.encoding
         # the page's tree, not cached on the response: it is let go before the page waits for a worker
-        sel = Selector(text=_read_part(response.text), type="html")
+        part, encoding = _read_part(response), response.encoding
+        base = get_base_url(part[:BASE_CHARS], response.url, encoding)
+        sel = Selector(text=part, type="html")
+        del part
         hrefs = list(islice((h for a in sel.root.iter("a", "area") if (h := a.get("href"))), state.max_links + 1))
         if len(hrefs) > state.max_links:
             yield CrawlError(state.id, url, "cut", f"more than {state.max_links} links: only the first {state.max_links} read")
@@ -519,7 +523,7 @@ class BlogSpider(Spider):
         if kind != "post":
             state.site.note_keywords(evidence.keywords)
             # a category's, tag's, author's or translation's own feed: metadata for the posts it lists
-            for feed in _declared_feeds(response, state, sel):
+            for feed in _declared_feeds(base, state, sel):
                 if feed not in state.feeds and url_key(feed) not in state.seen and in_scope(feed, state.scope):
                     state.seen.add(url_key(feed))
                     yield self._discovery(state, feed, self.parse_feed, of_a_listing=True)
@@ -527,8 +531,9 @@ class BlogSpider(Spider):
         self.crawler.stats.inc_value("extract/count")
         del sel, content_links  # the tree (on a 15 MB page, 50 MB or more) is not held while the page waits
         try:
-            post = await self.extraction.extract(url, response.text, feed_entry=entry, site=state.site.parts,
-                                                 default_tz=state.default_tz,
+            # the page's bytes, decoded in the worker: a huge page is never held here as text too
+            post = await self.extraction.extract(url, response.body, encoding=encoding, feed_entry=entry,
+                                                 site=state.site.parts, default_tz=state.default_tz,
                                                  link_text=state.listed.get(url_key(url)) or None)
         except ExtractionFailed as e:
             yield CrawlError(state.id, url, "extract", str(e))
@@ -619,20 +624,23 @@ def _feed_page(content: str) -> str:
     return f"<html><body><article>{content}</article></body></html>"
 
 
-def _read_part(text: str) -> str:
+def _read_part(response: TextResponse) -> str:
     """What the crawl's process parses of a page to judge it: all of it, or of a huge page its
-    first ``READ_HEAD`` and last ``READ_TAIL`` characters (links, head, byline, the scripts at the
-    end). The whole page goes to the extraction worker; a 500,000-link page would take 300 MB here."""
-    if len(text) <= READ_HEAD + READ_TAIL:
-        return text
-    return text[:READ_HEAD] + text[-READ_TAIL:]
+    first ``READ_HEAD`` and last ``READ_TAIL`` bytes as text (links, head, byline, the scripts at
+    the end), never the whole page as text. The whole page goes to the extraction worker as bytes;
+    a 500,000-link page would take 300 MB here."""
+    body = response.body
+    if len(body) <= READ_HEAD + READ_TAIL or codecs.lookup(response.encoding).name.startswith(("utf-16", "utf-32")):
+        return response.text
+    head = html_to_unicode(f"charset={response.encoding}", body[:READ_HEAD])[1]  # a BOM says more than the charset
+    return head + body[-READ_TAIL:].decode(response.encoding, errors="replace")
 
 
-def _declared_feeds(response: TextResponse, state: SourceState, sel: Selector | None = None) -> list[str]:
+def _declared_feeds(base: str, state: SourceState, sel: Selector) -> list[str]:
     """The feeds a page declares with ``<link rel="alternate">``, in the blog's own form."""
     declared = [
-        response.urljoin(link.attrib["href"])
-        for link in (sel or response).xpath('//link[@rel="alternate"][@href]')
+        urljoin(base, link.attrib["href"])
+        for link in sel.xpath('//link[@rel="alternate"][@href]')
         if (link.attrib.get("type") or "").lower() in FEED_TYPES
     ]
     return list(dict.fromkeys(u for u in (state.own(x) or "" for x in declared) if u))
