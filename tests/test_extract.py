@@ -86,9 +86,32 @@ def test_a_huge_post_is_extracted_whole_in_parts(monkeypatch):
             '<meta property="article:published_time" content="2024-05-01T10:00:00+00:00"></head><body><article>'
             "<h1>A long post</h1>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</article></body></html>")
     monkeypatch.setattr(extract, "PART_CHARS", 10 * len(page))
+    monkeypatch.setattr(extract, "PART_BLOCKS", 10 * len(paragraphs))
     whole = extract.extract_post("https://b.test/p/1/", page)
     monkeypatch.setattr(extract, "PART_CHARS", len(page) // 5)  # five parts, and some
     parted = extract.extract_post("https://b.test/p/1/", page)
     assert parted.text.split("\n") == whole.text.split("\n") == paragraphs
     assert parted.title == whole.title == "A long post" and parted.published == whole.published
-    assert parted.markdown.split() == whole.markdown.split()
+    assert parted.markdown == whole.markdown  # one blank line between two parts, as between two blocks
+
+
+def test_an_article_of_many_blocks_is_extracted_in_parts_to_the_same_text(monkeypatch):
+    import crawler.extract as extract
+
+    def block(i: int) -> str:
+        if i % 50 == 0:
+            return f"<h2>Part {i}</h2>"
+        if i % 7 == 0:
+            return f'<ul><li>item {i}</li><li><a href="/x/{i}">a link {i}</a></li></ul>'
+        if i % 11 == 0:
+            return f"<pre><code>x = {i}\nprint(x)</code></pre>"
+        return f'<p>Some text {i}, <em>with</em> <a href="/y">a link</a> and more words to read.</p>'
+
+    page = ("<html><head><title>Notes</title></head><body><article><h1>Notes</h1>"
+            + "".join(block(i) for i in range(5100)) + "</article></body></html>")
+    monkeypatch.setattr(extract, "PART_BLOCKS", 10**6)
+    whole = extract.extract_post("https://b.test/p/2/", page)
+    monkeypatch.setattr(extract, "PART_BLOCKS", 1000)  # five parts, the short sixth one merged into the fifth
+    parted = extract.extract_post("https://b.test/p/2/", page)
+    assert "print(x)" in whole.markdown and "a link 4998" in whole.text
+    assert (parted.text, parted.markdown) == (whole.text, whole.markdown)
