@@ -15,13 +15,14 @@ import subprocess
 
 import pytest
 from conftest import BLOGARCHIVE, ROOT
-from faultserver import FaultServer
+from faultserver import FaultServer, answer
 from hostile_blogs import POSTS, TWENTY, PeakWatch, big, real_post, routes
 
 from crawler.budget import COMPRESSION
 from crawler.extract import extract_post
 from crawler.heap import BIG_PAGE_BYTES
 from crawler.settings import ARCHIVE_MEMORY_MB
+from crawler.spiders.blog import READ_HEAD, READ_TAIL
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +113,28 @@ def test_the_whole_process_tree_stays_under_the_memory_budget(crawl):
     # the blogarchive command, the crawl's process and its extraction worker, each page counted in
     # every process that maps it (the summed PSS, which counts it once, is lower still)
     assert 0 < watch.peak_rss_mb < ARCHIVE_MEMORY_MB, f"peak RSS {watch.peak_rss_mb:.0f} MB, PSS {watch.peak_pss_mb:.0f} MB"
+
+
+def test_a_huge_post_in_gbk_behind_a_wrong_charset_is_archived_whole_and_readable(tmp_path):
+    # a 2.6 MB post in GBK that the server calls UTF-8: the crawl's process judges it from its first
+    # 2 MB and last 250 kB alone, and the worker gets its bytes and the encoding the crawl chose
+    title = "一篇很长的笔记"
+    paras = "".join(f"<p>第{i}段：归档保存每一段文字，从头到尾，一个字也不少。</p>\n" for i in range(45_000))
+    page = (f'<html><head><meta charset="gbk"><title>{title}</title>'
+            f'<meta property="og:title" content="{title}">'
+            '<meta property="article:published_time" content="2024-05-01T10:00:00+08:00"></head>'
+            f"<body><article><h1>{title}</h1>{paras}<p>最后一段。</p></article></body></html>").encode("gbk")
+    assert len(page) > READ_HEAD + READ_TAIL
+    home = '<html><head><meta charset="utf-8"><title>笔记</title></head><body><a href="/n/p/1/">笔记</a></body></html>'
+    db = tmp_path / "a.db"
+    routes = {"/robots.txt": answer(200, b"User-agent: *\n", {"Content-Type": "text/plain"}),
+              "/n/": answer(200, home.encode()), "/n/p/1/": answer(200, page)}  # the header says utf-8
+    with FaultServer(routes) as server:
+        proc = subprocess.run([BLOGARCHIVE, "crawl", "http://n.test/n/", "--db", str(db), "--delay", "0",
+                               "--map-host", f"n.test={server.base}"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    row = sqlite3.connect(db).execute("select title, text from posts where url = 'http://n.test/n/p/1/'").fetchone()
+    assert row is not None
+    expected = extract_post("http://n.test/n/p/1/", page.decode("gbk")).text
+    assert row == (title, expected) and expected.endswith("最后一段。") and "第44999段" in expected
