@@ -39,7 +39,7 @@ demo: install
 	    --map-host example-notes.test=http://127.0.0.1:$$port \
 	    --delay 0 --concurrency 8 --db $(DEMO_DB); \
 	  status=$$?; kill $$site; exit $$status
-	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(DEMO_DB)) (Ctrl-C to stop)"
+	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(notdir $(DEMO_DB))) (Ctrl-C to stop)"
 	$(BIN)/blogarchive serve --db $(DEMO_DB) --port $(PORT)
 
 test: install $(PYWB_VENV)/.installed
