@@ -28,6 +28,8 @@ def table(runs: list[dict]) -> str:
     row("full crawl: pages/s (posts/s)",
         lambda r: f"{_f(r['full_crawl']['pages_per_s'])} ({_f(r['full_crawl']['posts_per_s'])})")
     row("full crawl: CPU s per page (all processes)", lambda r: _f(r["full_crawl"]["cpu_s_per_page"], 4))
+    row("full crawl: the reactor thread (the crawl process's main thread), % busy",
+        lambda r: f"{r['full_crawl']['reactor_busy']:.0%}" if "reactor_busy" in r["full_crawl"] else "-")
     row("full crawl: peak RSS, MB (all processes)", lambda r: _f(r["full_crawl"]["peak_rss_mb"], 0))
     row("full crawl: peak PSS, MB (all processes, each page counted once)",
         lambda r: _f(r["full_crawl"]["peak_pss_mb"], 0) if "peak_pss_mb" in r["full_crawl"] else "-")
@@ -66,6 +68,17 @@ def targets(runs: list[dict]) -> list[tuple[str, bool, str]]:
         n = f"{r['size']:,} posts"
         ratio = r["full_crawl"]["posts_per_s"] / r["extraction_floor"]["posts_per_s"]
         out.append((f"full crawl ≥ 0.75 × extraction-only floor ({n})", ratio >= 0.75, f"{ratio:.2f} ×"))
+        floors = r["extraction_floor"]["cpu_s_per_post"] + r["fetch_floor"]["cpu_s_per_page"]
+        cpu = r["full_crawl"]["cpu_s_per_page"] / floors
+        out.append((f"full crawl's CPU s per page ≤ 1.25 × (extraction floor's per post + fetch floor's per page) ({n})",
+                    cpu <= 1.25, f"{cpu:.2f} ×"))
+        pipeline = 1 / (1 / r["fetch_floor"]["pages_per_s"] + 1 / r["extraction_floor"]["posts_per_s"])
+        pace = r["full_crawl"]["posts_per_s"] / pipeline
+        out.append((f"full crawl's posts/s ≥ 0.85 × the pipeline floor, 1 / (1 / fetch floor + 1 / extraction floor) ({n})",
+                    pace >= 0.85, f"{pace:.2f} × ({pipeline:.1f}/s)"))
+        if "reactor_busy" in r["full_crawl"]:
+            busy = r["full_crawl"]["reactor_busy"]
+            out.append((f"the reactor thread ≤ 50 % busy during the full crawl ({n})", busy <= 0.5, f"{busy:.0%}"))
         speed = r["trafilatura"]["seconds"] / r["full_crawl"]["seconds"]
         at_least = "at least " if r["trafilatura"].get("timed_out") else ""
         out.append((f"faster than trafilatura's CLI ({n})", speed > 1, f"{at_least}{speed:.2f} × faster"))

@@ -18,6 +18,9 @@ For each size, one synthetic blog (``bench.blogs``) is served on 127.0.0.1 by
   deleted), then one default crawl: the edits it saw, the deletions it marked, its
   requests and seconds (``changed_blog``).
 
+The reactor thread's share (``reactor_busy``) is the CPU seconds of the Scrapy process's main
+thread over that process's life, both sampled with the rest.
+
 Peak RSS is the largest sum, over the samples (every 0.1 s), of the RSS of a
 command's process and all its descendants (extraction workers included); it counts
 a page shared by several of them once per process. Peak PSS is the
@@ -71,6 +74,8 @@ class Sampler:
         self.peak_pss = 0
         self.cpu: dict[int, float] = {}
         self.pids: set[int] = set()
+        self.crawls: dict[int, bool] = {}  # pid: whether it is a crawl's Scrapy process
+        self.reactor: dict[int, tuple[float, float, float]] = {}  # its main thread's CPU, first and last seen
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -91,6 +96,11 @@ class Sampler:
                         times = proc.cpu_times()
                         self.cpu[proc.pid] = times.user + times.system
                         self.pids.add(proc.pid)
+                        if self.crawls.setdefault(proc.pid, "scrapy" in proc.cmdline()):
+                            main = next(t for t in proc.threads() if t.id == proc.pid)
+                            now = time.monotonic()
+                            first = self.reactor.get(proc.pid, (0, now, now))[1]
+                            self.reactor[proc.pid] = (main.user_time + main.system_time, first, now)
                 except psutil.NoSuchProcess:
                     continue
             self.peak_rss = max(self.peak_rss, rss)
@@ -100,7 +110,12 @@ class Sampler:
     def finish(self) -> dict[str, float]:
         self.stop.set()
         self.thread.join()
-        return {"peak_rss_mb": self.peak_rss / 2**20, "peak_pss_mb": self.peak_pss / 2**20, "cpu_seconds": sum(self.cpu.values()), "processes": len(self.pids)}
+        usage = {"peak_rss_mb": self.peak_rss / 2**20, "peak_pss_mb": self.peak_pss / 2**20,
+                 "cpu_seconds": sum(self.cpu.values()), "processes": len(self.pids)}
+        if self.reactor:  # the crawl's reactor thread: its CPU over the crawl process's life
+            cpu, first, last = max(self.reactor.values())
+            usage["reactor_busy"] = cpu / max(last - first, 0.1)
+        return usage
 
 
 def measured(command: list[str], timeout: float | None = None, **kwargs) -> tuple[subprocess.CompletedProcess, dict[str, float]]:
