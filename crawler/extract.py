@@ -56,13 +56,13 @@ MIN_LANGID_CHARS = 200
 # holds about 20 times a document's size while it works (a 15 MB post would take 400 MB).
 PART_CHARS = 1_000_000
 # And in parts of this many blocks at most: trafilatura's time grows faster than the number of
-# blocks it is given (45,000 paragraphs of Chinese, 1.4 MB, took 8.6 s whole, 4.1 in parts).
+# blocks it is given (45,000 paragraphs of Chinese, 1.4 MB, took 12.4 s whole, 4.5 in parts).
 PART_BLOCKS = 2_000
 
 
 def extract_post(
     url: str,
-    html_text: str | Any,
+    html_text: str | lxml_html.HtmlElement,
     *,
     feed_entry: dict[str, Any] | None = None,
     site: SiteParts | None = None,
@@ -172,7 +172,8 @@ def _extract_article(page: Any, options: Extractor) -> tuple[Any, str | None]:
         # whole body at the end (the same text), a 15 MB post took about 50 MB more
         plain.append(xmltotxt(found.body, False))
         found.body = None
-        doc = doc or found
+        if doc is None:
+            doc = found
     if doc is None:
         return None, None
     # each part's Markdown ends its last block with a line break: one blank line between parts, as
