@@ -96,7 +96,9 @@ class Sampler:
                         times = proc.cpu_times()
                         self.cpu[proc.pid] = times.user + times.system
                         self.pids.add(proc.pid)
-                        if self.crawls.setdefault(proc.pid, "scrapy" in proc.cmdline()):
+                        if proc.pid not in self.crawls:  # its command line read once
+                            self.crawls[proc.pid] = "scrapy" in proc.cmdline()
+                        if self.crawls[proc.pid]:
                             main = next(t for t in proc.threads() if t.id == proc.pid)
                             now = time.monotonic()
                             first = self.reactor.get(proc.pid, (0, now, now))[1]

@@ -177,7 +177,6 @@ class MemoryBudget:
         writer; or none is taken) and the writer holds less than a big page. Its post's write takes
         about 125 MB in this process, a fresh worker 130: never both at once. After
         ``HOLD_SECONDS`` at most, whatever holds the lanes."""
-        self.loop = self.loop or asyncio.get_running_loop()
         self.held.append((start, self.releases, time.monotonic()))
         self._check()
 

@@ -73,8 +73,8 @@ def extract_post(
 
     Args:
         url: the page's URL (used for relative links and metadata).
-        html_text: the page as text, or the tree ``parse_html`` made of it (the text can then be
-            let go before the extraction: a worker's peak on a 15 MB page is 15 MB lower).
+        html_text: the page as text, or the tree ``parse_html`` made of it (the caller can then
+            let the text go before the extraction: a worker's peak on a 15 MB page is 15 MB lower).
         feed_entry: the feed's entry for this page (see ``crawler.feeds``), if any.
         site: what the blog repeats on its pages (``crawler.site``), never a post's title.
         default_tz: the blog's zone, for dates that name none.
@@ -87,7 +87,6 @@ def extract_post(
     """
     entry = feed_entry or {}
     root = parse_html(html_text) if isinstance(html_text, str) else html_text
-    del html_text
     sel = Selector(root=root, type="html")
     found = candidates(sel, url, entry, site=site, link_text=link_text)
     body = article_body(root)  # found before anything is taken out of the page

@@ -74,11 +74,11 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None, max_en
     if body.lstrip()[:1] == b"{":
         return _parse_json_feed(body, url, max_entries)
     # feedparser trusts a wrong HTTP charset; hand it UTF-8 it cannot misread.
-    cut = False
-    if not body.startswith(WIDE_STARTS):  # cut on the bytes first: a huge feed is not re-encoded whole
+    if body.startswith(WIDE_STARTS):
+        xml, cut = _first_entries(xml_to_utf8(body, http_charset), max_entries)
+    else:  # cut on the bytes first: a huge feed is not re-encoded whole
         body, cut = _first_entries(body, max_entries)
-    xml, cut_after = _first_entries(xml_to_utf8(body, http_charset), max_entries)
-    cut = cut or cut_after
+        xml = xml_to_utf8(body, http_charset)
     parsed = feedparser.parse(xml, response_headers={"content-location": url})
     if parsed.bozo and not parsed.entries:
         raise FeedError(f"not a readable feed: {parsed.get('bozo_exception')}")

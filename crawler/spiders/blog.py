@@ -306,8 +306,7 @@ class BlogSpider(Spider):
                 yield output
 
     def _discover_from_home(self, response: TextResponse, state: SourceState) -> Iterator[Any]:
-        part = _read_part(response)
-        base = get_base_url(part[:BASE_CHARS], response.url, response.encoding)
+        part, base = _read_part(response)
         feeds = state.feeds = _declared_feeds(base, state, Selector(text=part, type="html"))
         yield SourceUpdate(state.id, kind="home", feeds=feeds)
         for feed in feeds:
@@ -450,8 +449,8 @@ class BlogSpider(Spider):
         aliases = _redirect_aliases(response, state, url)
         depth = response.meta.get("depth", 0) + 1
         # the page's tree, not cached on the response: it is let go before the page waits for a worker
-        part, encoding = _read_part(response), response.encoding
-        base = get_base_url(part[:BASE_CHARS], response.url, encoding)
+        part, base = _read_part(response)
+        encoding = response.encoding
         sel = Selector(text=part, type="html")
         del part
         hrefs = list(islice((h for a in sel.root.iter("a", "area") if (h := a.get("href"))), state.max_links + 1))
@@ -624,16 +623,18 @@ def _feed_page(content: str) -> str:
     return f"<html><body><article>{content}</article></body></html>"
 
 
-def _read_part(response: TextResponse) -> str:
-    """What the crawl's process parses of a page to judge it: all of it, or of a huge page its
-    first ``READ_HEAD`` and last ``READ_TAIL`` bytes as text (links, head, byline, the scripts at
-    the end), never the whole page as text. The whole page goes to the extraction worker as bytes;
-    a 500,000-link page would take 300 MB here."""
+def _read_part(response: TextResponse) -> tuple[str, str]:
+    """What the crawl's process parses of a page to judge it, and the page's base URL read from
+    it: all of the page, or of a huge page its first ``READ_HEAD`` and last ``READ_TAIL`` bytes as
+    text (links, head, byline, the scripts at the end), never the whole page as text. The whole
+    page goes to the extraction worker as bytes; a 500,000-link page would take 300 MB here."""
     body = response.body
     if len(body) <= READ_HEAD + READ_TAIL or codecs.lookup(response.encoding).name.startswith(("utf-16", "utf-32")):
-        return response.text
-    head = html_to_unicode(f"charset={response.encoding}", body[:READ_HEAD])[1]  # a BOM says more than the charset
-    return head + body[-READ_TAIL:].decode(response.encoding, errors="replace")
+        part = response.text
+    else:
+        head = html_to_unicode(f"charset={response.encoding}", body[:READ_HEAD])[1]  # a BOM says more than the charset
+        part = head + body[-READ_TAIL:].decode(response.encoding, errors="replace")
+    return part, get_base_url(part[:BASE_CHARS], response.url, response.encoding)
 
 
 def _declared_feeds(base: str, state: SourceState, sel: Selector) -> list[str]:
