@@ -446,17 +446,20 @@ class SectionStats:
         """
         count = self.shapes.get(shape, 0)
         total = sum(self.shapes.values())
-        if total < 5 or (not count and listed):
+        if total < 5:
+            return None
+        # a shape under a language's prefix (/en/posts/...): a translation of the blog, judged as the
+        # original, whether or not its own feed has been read yet, and whatever listing links to it
+        prefix, _, original = shape.partition("/")
+        if LANGUAGE_PREFIX.match(prefix) and self.shapes.get(original):
+            return self.minor_section(original, listed=listed)
+        if not count and listed:
             return None
         top_shape, top = self.shapes.most_common(1)[0]
         # a post one folder deeper (posts/2025-slug/slug/) lies inside the posts' section
         folder = top_shape.removesuffix("*")
         if folder and shape.startswith(folder):
             return None
-        # a shape under a language's prefix (/en/posts/...): a translation of the blog, judged as the original
-        prefix, _, original = shape.partition("/")
-        if LANGUAGE_PREFIX.match(prefix) and self.shapes.get(original):
-            return self.minor_section(original, listed=listed)
         if not count:
             return f"its URL shape {shape} holds none of the {total} feed entries, and no listing shows it"
         if count < self.min_share * top:

@@ -179,6 +179,9 @@ def test_a_translation_of_the_blog_is_judged_as_the_original():
                   sections=sections)[0] == "post"
     assert decide("https://blog.test/en/about/me/", SCOPE, article, in_feed=False, dated_text=True,
                   sections=sections)[0] == "page"
+    # the same before the translation's own feed is read, when a listing's language switch links to it
+    assert decide("https://blog.test/en/about/me/", SCOPE, article, in_feed=False, dated_text=True, listed=True,
+                  sections=sections)[0] == "page"
     # a translated section the feeds list once is judged by the original's share
     for _ in range(6):
         sections.add("archive/*")
