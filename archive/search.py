@@ -16,14 +16,15 @@ The triggers that keep ``posts_grams`` current call ``post_grams()``, which
 every connection that writes posts registers (``register_functions``).
 """
 
+import operator
 import re
 import sqlite3
+from itertools import islice
 from typing import Any
 
 MIN_TRIGRAM_CHARS = 3
 LOWER_PART = 1_000_000
 RUN = re.compile(r"[^\W_]+")  # letters and digits, in any script
-BIGRAM = re.compile(r"(?=([^\W_]{2}))")  # every two of them side by side, overlapping
 
 FTS_IDS = "select rowid from posts_fts where posts_fts match :fts"
 GRAMS_IDS = "select rowid from posts_grams where posts_grams match :grams"
@@ -42,11 +43,12 @@ def post_grams(title: str | None, text: str | None, protected: str | None = None
     # 15 MB post has millions of them
     runs: set[str] = set()
     for value in (title, None if protected else text):
-        runs.update(m.group() for m in RUN.finditer(_lower(value or "")))
+        runs.update(map(re.Match.group, RUN.finditer(_lower(value or ""))))
     joined = " ".join(runs)
-    grams = set(joined) - {" "}
-    grams.update(m.group(1) for m in BIGRAM.finditer(joined))
-    return " ".join(grams)
+    # every two characters side by side, overlapping, read lazily; those across a space are no gram
+    grams = set(joined)
+    grams.update(map(operator.add, joined, islice(joined, 1, None)))
+    return " ".join(gram for gram in grams if " " not in gram)
 
 
 def _lower(value: str) -> str:
