@@ -13,13 +13,16 @@ For each size, one synthetic blog (``bench.blogs``) is served on 127.0.0.1 by
   (``search_latency``); then, on an archive of ``--search-posts`` posts built without a crawl,
   searches warm and cold, the indexes' cost per post written and bytes per post (``bench.search``);
 - start-up: seconds from ``blogarchive crawl`` (a no-change recrawl) starting to its
-  first request reaching a server (``first_request``, the median of three);
+  first request reaching a server (``first_request``, the median of three), and Scrapy's own
+  floor: the fetch floor's spider asking for one URL;
 - a changed blog (``bench.blogs.change_site``: posts added, old ones edited, some
   deleted), then one default crawl: the edits it saw, the deletions it marked, its
   requests and seconds (``changed_blog``).
 
 The reactor thread's share (``reactor_busy``) is the CPU seconds of the Scrapy process's main
-thread over that process's life, both sampled with the rest.
+thread over that process's life, both sampled with the rest. ``cpu_split`` says where a crawl's
+CPU went: that main thread, the Scrapy process's other threads (the archive's writer above all),
+the extraction workers, and the command line.
 
 Peak RSS is the largest sum, over the samples (every 0.1 s), of the RSS of a
 command's process and all its descendants (extraction workers included); it counts
@@ -45,10 +48,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Any
 
 import psutil
 import trafilatura
@@ -74,8 +79,9 @@ class Sampler:
         self.peak_pss = 0
         self.cpu: dict[int, float] = {}
         self.pids: set[int] = set()
-        self.crawls: dict[int, bool] = {}  # pid: whether it is a crawl's Scrapy process
+        self.kinds: dict[int, str] = {}  # pid: "crawl" (a Scrapy process), "worker" (extraction) or "command"
         self.reactor: dict[int, tuple[float, float, float]] = {}  # its main thread's CPU, first and last seen
+        self.threads: dict[int, dict[int, float]] = {}  # a crawl process's threads' CPU, by thread id
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -96,13 +102,14 @@ class Sampler:
                         times = proc.cpu_times()
                         self.cpu[proc.pid] = times.user + times.system
                         self.pids.add(proc.pid)
-                        if proc.pid not in self.crawls:  # its command line read once
-                            self.crawls[proc.pid] = "scrapy" in proc.cmdline()
-                        if self.crawls[proc.pid]:
-                            main = next(t for t in proc.threads() if t.id == proc.pid)
+                        if proc.pid not in self.kinds:  # its command line read once
+                            self.kinds[proc.pid] = _kind(proc.cmdline())
+                        if self.kinds[proc.pid] == "crawl":
+                            threads = {t.id: t.user_time + t.system_time for t in proc.threads()}
+                            self.threads.setdefault(proc.pid, {}).update(threads)
                             now = time.monotonic()
                             first = self.reactor.get(proc.pid, (0, now, now))[1]
-                            self.reactor[proc.pid] = (main.user_time + main.system_time, first, now)
+                            self.reactor[proc.pid] = (threads.get(proc.pid, 0.0), first, now)
                 except psutil.NoSuchProcess:
                     continue
             self.peak_rss = max(self.peak_rss, rss)
@@ -117,7 +124,25 @@ class Sampler:
         if self.reactor:  # the crawl's reactor thread: its CPU over the crawl process's life
             cpu, first, last = max(self.reactor.values())
             usage["reactor_busy"] = cpu / max(last - first, 0.1)
+        # where the CPU went: the crawl processes' main (reactor) threads and their other threads
+        # (the archive's writer above all), the extraction workers, and the rest (blogarchive itself)
+        split = dict.fromkeys(("reactor", "crawl_threads", "workers", "command"), 0.0)
+        for pid, cpu in self.cpu.items():
+            if self.kinds.get(pid) == "crawl":
+                threads = self.threads.get(pid, {})
+                split["reactor"] += threads.get(pid, 0.0)
+                split["crawl_threads"] += max(cpu - threads.get(pid, 0.0), 0.0)
+            else:
+                split["workers" if self.kinds.get(pid) == "worker" else "command"] += cpu
+        usage["cpu_split"] = split
         return usage
+
+
+def _kind(cmdline: list[str]) -> str:
+    """What a process of the crawl's tree is, from its command line."""
+    if "scrapy" in cmdline:  # python -m scrapy crawl
+        return "crawl"
+    return "worker" if "crawler.worker" in cmdline else "command"
 
 
 def measured(command: list[str], timeout: float | None = None, **kwargs) -> tuple[subprocess.CompletedProcess, dict[str, float]]:
@@ -286,23 +311,39 @@ class _Recorder(QuietHandler):
         return super().parse_request()
 
 
-def first_request(db: Path, site: Path, base: str) -> dict[str, float]:
-    """Seconds from ``blogarchive crawl`` (a no-change recrawl, sent by ``--map-host`` to a server that
-    notes its requests' arrival) starting to its first request arriving; the median of three runs."""
-    times = []
-    for _ in range(3):
-        arrivals: list[float] = []
-        handler = functools.partial(_Recorder, arrivals, directory=str(site))
-        with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as httpd:
-            threading.Thread(target=httpd.serve_forever, daemon=True).start()
-            host = base.removeprefix("http://")
-            started = time.monotonic()
-            subprocess.run([str(BIN / "blogarchive"), "crawl", "--db", str(db), "--delay", "0", "--quiet",
-                            "--map-host", f"{host}=http://127.0.0.1:{httpd.server_address[1]}"],
-                           check=True, capture_output=True, cwd=ROOT)
-            httpd.shutdown()
-        times.append(arrivals[0] - started)
-    return {"seconds": statistics.median(times), "runs": times}
+def _until_first_request(site: Path, command: Callable[[str], list[str]], **kwargs: Any) -> float:
+    """Seconds from ``command(server_url)`` starting to its first request reaching a server of ``site``
+    that notes its requests' arrival."""
+    arrivals: list[float] = []
+    handler = functools.partial(_Recorder, arrivals, directory=str(site))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as httpd:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        started = time.monotonic()
+        subprocess.run(command(f"http://127.0.0.1:{httpd.server_address[1]}"), check=True, capture_output=True, **kwargs)
+        httpd.shutdown()
+    return arrivals[0] - started
+
+
+def first_request(db: Path, site: Path, base: str, work: Path) -> dict[str, float]:
+    """Seconds from ``blogarchive crawl`` (a no-change recrawl, sent by ``--map-host`` to the server)
+    starting to its first request arriving, the median of three runs; beside it, Scrapy's own floor:
+    ``scrapy runspider`` of the fetch floor's spider asking for one URL, outside the project."""
+    host = base.removeprefix("http://")
+    times = [_until_first_request(site, lambda server: [
+        str(BIN / "blogarchive"), "crawl", "--db", str(db), "--delay", "0", "--quiet", "--map-host", f"{host}={server}"],
+        cwd=ROOT) for _ in range(3)]
+    url_file = work / "one-url.txt"
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+
+    def spider(server: str) -> list[str]:
+        url_file.write_text(f"{server}/robots.txt")
+        return [str(BIN / "scrapy"), "runspider", str(ROOT / "bench" / "fetch.py"), "-a", f"urls={url_file}",
+                "-a", f"out={work / 'one-url.json'}", "-s", "ROBOTSTXT_OBEY=0", "-s", "LOG_LEVEL=WARNING",
+                "-s", "TELNETCONSOLE_ENABLED=0"]
+
+    floor = [_until_first_request(site, spider, cwd=work, env=env) for _ in range(3)]
+    return {"seconds": statistics.median(times), "runs": times,
+            "scrapy_floor_seconds": statistics.median(floor), "scrapy_floor_runs": floor}
 
 
 def changed_blog(db: Path, site: Path, base: str, posts: list) -> dict:
@@ -386,7 +427,7 @@ def bench_size(size: int, work: Path) -> dict:
         print(f"[{size}] trafilatura {result['trafilatura']}", file=sys.stderr)
         result["search"] = search_latency(db)
         print(f"[{size}] search {result['search']}", file=sys.stderr)
-        result["startup"] = first_request(db, site, base)
+        result["startup"] = first_request(db, site, base, work)
         print(f"[{size}] first request {result['startup']}", file=sys.stderr)
         result["changed"] = changed_blog(db, site, base, posts)
         print(f"[{size}] changed blog {result['changed']}", file=sys.stderr)
