@@ -98,6 +98,10 @@ HTML_COMMENT = re.compile(r"<!--.*?-->|\{/\*.*?\*/\}", re.S)
 GENERATOR_TAG = re.compile(r"\{%-?.*?-?%\}|\{\{<.*?>\}\}|\{\{%.*?%\}\}", re.S)
 ORG_KEYWORD = re.compile(r"^#\+\w+:.*$", re.M)
 FENCE = re.compile(r"^([ \t]*(?:`{3,}|~{3,})).*?^\1[ \t]*$", re.M | re.S)
+# A Quarto or R Markdown chunk's option lines (#| echo: false), which the page never shows.
+CHUNK_OPTION = re.compile(r"^[ \t]*(?:#|//)\|[ \t]*([\w.-]+):[ \t]*(.*?)[ \t]*$", re.M)
+# Pandoc's fenced divs (::: {.panel-tabset}, :::), markup that Quarto's pages never show.
+DIV_FENCE = re.compile(r"^[ \t]*:{3,}.*$", re.M)
 # Goldmark's fence attributes (```js {linenos=table}) that Python-Markdown would print as text.
 FENCE_ATTRIBUTES = re.compile(r"^([ \t]*(?:`{3,}|~{3,})[ \t]*[\w+#.-]*)[ \t]*\{[^}\n]*\}[ \t]*$", re.M)
 # A time with its offset as pages and feeds print it: 2013-10-18 00:00:00 +0200, ...T10:20:00+08:00.
@@ -288,15 +292,28 @@ def source_text(source: str, suffix: str = ".md", *, tags_in_code: bool = False)
     else:
         body = _without_tags(body)
     suffix = suffix.lower()
-    if suffix in {".md", ".markdown", ".mdown", ".mkd", ".mdx", ""}:
+    if suffix in {".md", ".markdown", ".mdown", ".mkd", ".mdx", ".qmd", ".rmd", ""}:
         if suffix == ".mdx":
             body = MDX_LINES.sub(" ", body)
+        if suffix in {".qmd", ".rmd"}:
+            body = DIV_FENCE.sub("", FENCE.sub(_chunk_as_shown, body))
         return html_text(markdown.markdown(body, extensions=MARKDOWN_EXTENSIONS))
     if suffix in {".html", ".htm"}:
         return html_text(body)
     if suffix in {".rst", ".rest"}:
         return RST_MARKUP.sub(" ", body)
     return ORG_KEYWORD.sub(" ", body)
+
+
+def _chunk_as_shown(fence: re.Match) -> str:
+    """A Quarto or R Markdown code chunk as its page shows it: without its option lines, its code
+    left out when ``echo: false`` hides it, and its captions (``fig-cap``, ``tbl-cap``) as text."""
+    options = dict(CHUNK_OPTION.findall(fence[0]))
+    if not options:
+        return fence[0]
+    captions = "\n\n".join(v.strip("'\"") for k, v in options.items() if k.endswith("-cap"))
+    code = "" if options.get("echo") == "false" else CHUNK_OPTION.sub("", fence[0])
+    return f"{code}\n\n{captions}\n"
 
 
 def _without_tags(text: str) -> str:
@@ -620,7 +637,9 @@ How each column is measured (`tests/fidelity.py`):
   has one. **tags F1**: F1 of the case-folded sets, averaged over posts, where the pages show tags.
 - **text F1**: F1 of the bags of words of the archived `text` and of the source: front matter, HTML
   comments, Hexo/Jekyll `{% %}` tags and Hugo `{{< >}}` shortcodes removed (the text between a paired
-  tag's ends is kept; Hexo shows the tags inside fenced code as written), Markdown rendered with the
+  tag's ends is kept; Hexo shows the tags inside fenced code as written), Quarto and R Markdown chunks
+  as their pages show them (no `#|` option lines, no code under `echo: false`, captions kept, no `:::`
+  divs), Markdown rendered with the
   `markdown` package and its text taken (no images, link text without URLs, code kept). A word is a
   lower-cased run of letters and digits, or one CJK character. Averaged over the posts found;
   protected posts are left out.

@@ -82,6 +82,9 @@ def test_rst_and_mdx_lose_their_markup():
     assert words(source_text(nikola, ".rst")) == words("See Spray now")
     mdx = "---\ntitle: a\n---\nimport Tabs from '@theme/Tabs';\n\nHello {/* truncate */} world\n"
     assert words(source_text(mdx, ".mdx")) == words("Hello world")
+    qmd = ("---\ntitle: a\n---\nSee [the docs](http://example.com/zzz).\n\n```{r}\n#| label: load\n#| fig-cap: \"A plot\"\n"
+           "plot(x)\n```\n\n::: {.panel-tabset}\n```{r}\n#| echo: false\nhidden(y)\n```\n:::\n")
+    assert words(source_text(qmd, ".qmd")) == words("See the docs plot x A plot")
 
 
 def test_markdown_keeps_link_text_and_code_but_not_urls_or_images():
