@@ -14,6 +14,7 @@ Pure functions on an lxml HTML tree:
 
 import copy
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from lxml import etree, html
@@ -36,8 +37,13 @@ _BODY = (
 TEXT_BLOCKS = ("p", "pre", "li", "blockquote", "td")  # what holds a post's text
 BLOCKS = {"p", "div", "pre", "ul", "ol", "li", "dl", "blockquote", "table", "h1", "h2", "h3", "h4", "h5", "h6",
           "section", "article", "figure", "header", "footer", "nav", "aside", "form", "details", "hr", "main"}
-_EMPTY_ANCHORS = etree.XPath(".//a[not(@href)][not(normalize-space())][not(*)]")
+# links with no text to an anchor of the page, or none: code lines' names and numbers
+_EMPTY_ANCHORS = etree.XPath(".//a[not(@href) or starts-with(@href, '#')][not(normalize-space())][not(*)]")
 _NOT_CONTENT = etree.XPath(".//script | .//style | .//noscript | .//template | .//button | .//svg")
+# a footnote's link back to where it is cited (↩): with it, trafilatura takes a short note for links
+_FOOTNOTE_BACKLINKS = etree.XPath(
+    ".//a[@role='doc-backlink' or re:test(@class, '(^|\\s)(footnote-back(ref)?|reversefootnote|footnote-return)(\\s|$)')]",
+    namespaces={"re": "http://exslt.org/regular-expressions"})
 BODY_SHARE = 0.5  # of the page's text that the post's body holds at least
 DENSE_SHARE = 0.9  # ... and the deepest element found without markup
 # Inside the body, blocks of links that are navigation of the post, not its text.
@@ -47,7 +53,7 @@ _LINK_BLOCKS = etree.XPath(".//*[self::li or self::p][.//a]")
 LINE_NUMBER_CLASS = re.compile(r"(?:^|\s)(?:ln|lnt|lntd|lineno|linenos|line-?numbers?|gutter|rouge-gutter|"
                                r"hljs-ln-n(?:umbers?)?|hljs-ln-numbers|code-line-number)(?:\s|$)", re.I)
 _CODE_TABLES = etree.XPath("//table[.//pre or .//code]")
-_CODE_SPANS = etree.XPath("//pre//*[@class] | //code//*[@class]")
+_CODE_SPANS = etree.XPath("//pre//*[@class][not(self::code)] | //code//*[@class]")  # not the language of a <code>
 NUMBERS = re.compile(r"^[\d\s]+$")
 # Class or id of a block about the post rather than of it, as themes name them.
 ABOUT_POST = re.compile(
@@ -62,7 +68,9 @@ MAX_ABOUT_CHARS = 300
 # A line that is only the post's date, with or without its label: its byline, not its text.
 ONLY_A_DATE = re.compile(r"^\W*(?:" + LABEL + r")?\W*(?:" + DATE_TEXT.pattern + r")\W*$", re.I)
 _DATE_LINES = etree.XPath("//body//*[self::p or self::div or self::span or self::time or self::small][string-length(normalize-space()) < 60]")
-_CLASSED = etree.XPath("//body//*[@class or @id][not(self::article or self::main or self::pre or self::code)]")
+# classed elements outside code: a highlighter's classes (hljs "meta", "tag", "title") are the code's
+_CLASSED = etree.XPath("//body//*[@class or @id][not(self::article or self::main or self::pre or self::code)]"
+                       "[not(ancestor::pre or ancestor::code)]")
 
 
 def article_body(root: etree._Element) -> etree._Element | None:
@@ -147,9 +155,14 @@ def article_document(root: etree._Element, body: etree._Element | None) -> etree
     article = body
     article.tail = None
     page[-1].append(article)
-    for el in _NOT_CONTENT(article):
+    for el in [*_NOT_CONTENT(article), *_FOOTNOTE_BACKLINKS(article)]:
         el.drop_tree()
-    for anchor in _EMPTY_ANCHORS(article):  # a link target (code lines' names) weighs as a link
+    # the same label on several folded blocks (Quarto's "Code") is the theme's, not the author's:
+    # trafilatura makes each <summary> a heading, and then loses the post's own headings
+    labels = Counter(" ".join(el.xpath("string()").split()) for el in article.iter("summary"))
+    for el in [el for el in article.iter("summary") if labels[" ".join(el.xpath("string()").split())] > 1]:
+        el.drop_tree()
+    for anchor in _EMPTY_ANCHORS(article):  # trafilatura weighs them as links, and drops short code
         anchor.drop_tag()
     # what the body holds of the site (a sidebar inside <main>, a header, a footer) is not the post
     for el in [el for el in article.iterdescendants() if isinstance(el.tag, str) and site_furniture(el)]:
@@ -212,7 +225,9 @@ def _navigation(block: etree._Element, body: etree._Element) -> bool:
 
 
 def drop_line_numbers(root: etree._Element) -> None:
-    """Remove line-number gutters of code blocks: a table cell of numbers beside the code, or number spans."""
+    """Remove line-number gutters of code blocks (a table cell of numbers beside the code, or number
+    spans) and the classes of their highlighter's spans, which style the code and nothing else:
+    trafilatura takes some of them (hljs's ``meta`` of a ``#include`` line) for a page's furniture."""
     for table in _CODE_TABLES(root):
         for row in table.iter("tr"):
             cells = [c for c in row if c.tag in ("td", "th")]
@@ -222,6 +237,8 @@ def drop_line_numbers(root: etree._Element) -> None:
     for span in _CODE_SPANS(root):
         if LINE_NUMBER_CLASS.search(span.get("class", "")) and NUMBERS.match(span.xpath("string()") or "x"):
             span.drop_tree()
+        else:
+            del span.attrib["class"]
 
 
 def drop_furniture(root: etree._Element) -> None:

@@ -187,17 +187,29 @@ def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any], plain: str | N
     page_markdown = doc.text if doc is not None else None
     page_text = plain if plain is not None else xmltotxt(doc.body, False) if doc is not None else None
     feed_html = entry.get("content")
-    feed_text = _html_to_text(feed_html) if feed_html else ""
-    if feed_text and len(feed_text) > FEED_TEXT_RATIO * len(page_text or ""):
-        feed_doc = bare_extraction(f"<html><body><article>{feed_html}</article></body></html>", options=EXTRACTOR)
+    feed = _feed_article(feed_html) if feed_html else None
+    # the text a reader sees of each: white space collapsed, the feed's code gutters taken out
+    feed_text = " ".join(feed.xpath("string(//article)").split()) if feed is not None else ""
+    page_chars = len(" ".join((page_text or "").split()))
+    if feed_text and len(feed_text) > FEED_TEXT_RATIO * page_chars:
+        feed_doc = bare_extraction(feed, options=EXTRACTOR)
         post.markdown = feed_doc.text if feed_doc is not None else feed_text
         post.text = xmltotxt(feed_doc.body, False) if feed_doc is not None else feed_text
-        reason = f"feed content ({len(feed_text)} characters; the page gave {len(page_text or '')})"
+        reason = f"feed content ({len(feed_text)} characters; the page gave {page_chars})"
         post.provenance.append({"field": "text", "value": reason, "origin": "feed", "chosen": 1})
     else:
         post.text, post.markdown = page_text, page_markdown
         if page_text:
             post.provenance.append({"field": "text", "value": f"{len(page_text)} characters", "origin": "page", "chosen": 1})
+
+
+def _feed_article(feed_html: str) -> Any:
+    """A feed entry's content as a page's article, cleaned as the page's body is: its code without
+    line-number gutters, its paragraphs and items that are only links kept as text."""
+    root = parse_html(f"<html><body><article>{feed_html}</article></body></html>")
+    drop_line_numbers(root)
+    keep_link_blocks(root.find(".//article"))
+    return root
 
 
 def _drop_title_line(post: BlogPost) -> None:

@@ -13,8 +13,8 @@ from urllib.parse import urljoin, urlsplit
 from lxml import etree
 from parsel import Selector
 
-from .pages import (ARTICLE_TYPES, DATE_TEXT, EDGE_TOKEN, furniture_marked, in_furniture, ld_nodes, short_text,
-                    time_datetime, url_date, visible_date)
+from .pages import (ARTICLE_TYPES, DATE_TEXT, EDGE_TOKEN, furniture_marked, in_furniture, ld_nodes, lone_time,
+                    short_text, time_datetime, url_date, visible_date)
 from .article import article_body, text_mass
 from .feeds import term_kind
 from .site import SiteParts, fold
@@ -108,6 +108,7 @@ def candidates(
         ("published", time_datetime(root), "<time datetime>"),
         ("published", visible_date(sel), "visible date"),
         ("published", url_date(url), "URL date"),
+        ("published", lone_time(root), "the page's only <time datetime>"),
         ("updated", entry.get("updated"), "feed"),
         ("updated", ld.get("dateModified"), "JSON-LD dateModified"),
         ("updated", _meta(sel, "article:modified_time"), "article:modified_time"),
@@ -168,7 +169,8 @@ def _term_links(sel: Selector, url: str, article: etree._Element | None) -> tupl
     """
     # Inside the post's <article>, its own header and footer hold the post's terms;
     # without one, or when it holds none, what is not the site's furniture does.
-    links = [Selector(root=a) for a in article.iter("a") if a.get("href") and not _furniture(a)] if article is not None else []
+    links = [Selector(root=a) for a in article.iter("a")
+             if a.get("href") and not _furniture(a, article=article)] if article is not None else []
     if not any(term_kind(link.attrib["href"]) for link in links):
         links = [link for link in sel.xpath("//a[@href]") if not _furniture(link.root)]
     host = urlsplit(url).netloc
@@ -224,11 +226,15 @@ def _term_label(link: etree._Element) -> str:
     return text.lstrip("#").strip()
 
 
-def _furniture(element: etree._Element, *, itself: bool = False) -> bool:
+def _furniture(element: etree._Element, *, itself: bool = False, article: etree._Element | None = None) -> bool:
     """In a menu, a sidebar or a widget; or in a header or footer that is not the post's own
-    (the post's holds its ``<h1>``, or lies in its ``<article>``)."""
+    (the post's holds its ``<h1>``, or lies in its ``<article>``). A ``<nav>`` inside the post's
+    ``article`` is the post's own (its tags), not the site's menu."""
+    inside = article is not None
     for el in (element, *element.iterancestors()) if itself else element.iterancestors():
-        if el.tag in ("nav", "aside") or furniture_marked(el):
+        if el is article:
+            inside = False
+        if (el.tag == "nav" and not inside) or el.tag == "aside" or furniture_marked(el):
             return True
         if _edge(el) and not _posts_own(el):
             return True

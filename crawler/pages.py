@@ -295,6 +295,18 @@ def time_datetime(root: etree._Element) -> str | None:
     return None
 
 
+def lone_time(root: etree._Element) -> str | None:
+    """The ``datetime`` of the page's only ``<time>``, wherever the theme put it (a post's sidebar
+    of metadata): with no other date on the page, no listing's or widget's date can be mistaken
+    for it. Never an update's."""
+    times = _TIMES(root)
+    if len(times) != 1:
+        return None
+    time = times[0]
+    marks = f"{time.get('class', '')} {time.get('itemprop', '')} {time.getparent().get('class', '')}"
+    return None if NOT_PUBLISHED.search(marks) or _list_entry(time) else time.get("datetime")
+
+
 def _list_entry(element: etree._Element) -> bool:
     """Inside an item of a list of links (``<li>`` with a link): a listing's entry, dated."""
     for el in (element, *element.iterancestors()):

@@ -150,3 +150,100 @@ def test_nested_categories_and_feed_terms_filed_by_their_page():
     assert found["category links categories"] == ["Jenkins", "Tox Core"]
     assert found["feed tags"] == ["release"]
     assert "tag links tags" not in found
+
+
+def test_code_lines_with_anchors_to_themselves_stay_in_the_text():
+    # pymdownx.highlight's anchor_linenums: each line starts with an empty link to itself, which
+    # made trafilatura weigh a short block as links and drop it
+    def line(n: int, code: str) -> str:
+        return (f'<span id="__span-1-{n}"><a id="__codelineno-1-{n}" name="__codelineno-1-{n}" '
+                f'href="#__codelineno-1-{n}"></a>{code}\n</span>')
+    block = ('<div class="language-python highlight"><pre><span></span><code>'
+             + line(1, '<span class="k">def</span><span class="w"> </span><span class="nf">node</span>(state):')
+             + line(2, '    <span class="k">return</span> {"my_var": state}') + '</code></pre></div>')
+    page = tree(f'<article><h1>State</h1>{LONG}<p>Like this:</p>{block}<p>And that is it.</p>{LONG}</article>')
+    post = extract_post("https://blog.test/state/", html.tostring(page, encoding="unicode"))
+    assert "def node(state):" in post.text and 'return {"my_var": state}' in post.text
+
+
+def test_the_tags_in_a_nav_inside_the_posts_article_are_its_tags():
+    page = (f'<nav class="site-menu"><a href="/tags/#tag:menu">Menu tag</a></nav>'
+            f'<article><nav class="md-tags"><a href="/tags/#tag:appsec" class="md-tag">AppSec</a>'
+            f'<a href="/tags/#tag:cloud" class="md-tag">Cloud</a></nav><h1>Post</h1>{LONG}</article>')
+    found = candidates(Selector(text=page), "https://blog.test/blog/post/", {})
+    assert [c.value for c in found if c.origin == "tag links"] == [["AppSec", "Cloud"]]
+
+
+def test_the_pages_only_time_dates_a_post_whose_theme_puts_it_in_a_sidebar():
+    sidebar = ('<div class="md-sidebar md-sidebar--post"><nav class="md-nav"><ul class="md-post__meta">'
+               '<li><div><time datetime="2023-02-21 00:00:00+00:00">February 21, 2023</time></div></li></ul></nav></div>')
+    page = f'<html><body>{sidebar}<article><h1>Post</h1>{LONG}</article></body></html>'
+    post = extract_post("https://blog.test/blog/a-slug/", page)
+    chosen = [c for c in post.provenance if c["field"] == "published" and c["chosen"]]
+    assert post.published == "2023-02-21T00:00:00Z" and chosen[0]["origin"] == "the page's only <time datetime>"
+    # two dates, or an update's: nothing to tell which is the post's
+    two = sidebar.replace("</ul>", '<li><time datetime="2024-05-01">May 1, 2024</time></li></ul>')
+    assert not [c for c in extract_post("https://blog.test/blog/a-slug/", page.replace(sidebar, two)).provenance
+                if c["origin"] == "the page's only <time datetime>"]
+    updated = sidebar.replace("<time ", '<time class="updated" ')
+    assert not [c for c in extract_post("https://blog.test/blog/a-slug/", page.replace(sidebar, updated)).provenance
+                if c["origin"] == "the page's only <time datetime>"]
+
+
+def test_a_highlighters_classes_inside_code_are_neither_furniture_nor_meta():
+    # hljs marks a #include line "meta": drop_post_furniture took it for the post's metadata, and
+    # trafilatura takes any "meta" class for a page's furniture
+    code = ('<figure class="highlight c"><table><tr><td class="gutter"><pre><span class="line">1</span><br>'
+            '<span class="line">2</span></pre></td><td class="code"><pre><span class="line"><span class="meta">#'
+            '<span class="keyword">include</span> <span class="string">&lt;stdio.h&gt;</span></span></span><br>'
+            '<span class="line"><span class="type">int</span> x = 1;</span></pre></td></tr></table></figure>')
+    post = extract_post("https://blog.test/c/", html.tostring(tree(
+        f'<article><h1>C</h1>{LONG}<p>The program:</p>{code}<p>That is all.</p>{LONG}</article>'), encoding="unicode"))
+    assert "#include <stdio.h>" in post.text and "int x = 1;" in post.text
+    root = tree(f'<article>{code}</article>')
+    drop_line_numbers(root)
+    drop_post_furniture(root)
+    assert root.xpath("string(//pre)").startswith("#include <stdio.h>")
+
+
+def test_a_short_footnote_with_its_backlink_stays_in_the_text():
+    note = ('<section class="footnotes" role="doc-endnotes"><hr><ol><li id="fn1"><p>Update: I switched, see '
+            '<a href="https://github.com/a/b">here</a><a href="#fnref1" class="footnote-back" role="doc-backlink">↩︎</a>'
+            '</p></li></ol></section>')
+    post = extract_post("https://blog.test/n/", html.tostring(tree(
+        f'<main><h1>Notes</h1>{LONG}<p>A claim.<sup><a href="#fn1">1</a></sup></p>{note}</main>'), encoding="unicode"))
+    assert "Update: I switched, see here" in post.text and "↩" not in post.text
+
+
+def test_the_same_label_on_every_folded_block_is_not_a_heading():
+    # Quarto's code-fold: <details><summary>Code</summary> before each chunk, which trafilatura made
+    # headings, losing the post's own; a folded block's own label is the author's text
+    section = ('<section><h2>Part {0}</h2>' + LONG + '<details><summary>Code</summary><div class="sourceCode">'
+               '<pre><code>x{0} &lt;- {0}</code></pre></div></details></section>')
+    page = (f'<main><h1>Post</h1>{"".join(section.format(i) for i in range(4))}'
+            '<details><summary>The answer, folded</summary><p>It is forty-two, said the author.</p></details></main>')
+    root = tree(page)
+    document = article_document(root, article_body(root))
+    assert [s.text for s in document.iter("summary")] == ["The answer, folded"]
+    assert len(document.xpath("//h2")) == 4
+
+
+def test_the_feeds_text_wins_only_when_a_reader_would_see_more_of_it():
+    # a feed entry of the same post, its code's gutter of line numbers and its indentation included,
+    # is not a longer text than the page's: the page's text stays, with its link-only paragraph
+    code = "\n".join(f"        step_{i} = compute({i})" for i in range(60))
+    gutter = "\n".join(str(i) for i in range(1, 61))
+    table = (f'<figure class="highlight"><table><tr><td class="gutter"><pre>{gutter}</pre></td>'
+             f'<td class="code"><pre>{code}</pre></td></tr></table></figure>')
+    body = f'<p>The steps, in C sharp:</p><p><a href="https://blog.test/c-version/">The C version of this post</a></p>{table}'
+    page = html.tostring(tree(f'<article><h1>Steps</h1>{LONG}{body}</article>'), encoding="unicode")
+    indented = f"{LONG}{body}".replace("><", ">\n" + " " * 120 + "<")  # a feed's HTML as its generator wrote it
+    post = extract_post("https://blog.test/steps/", page, feed_entry={"content": indented})
+    assert [c["origin"] for c in post.provenance if c["field"] == "text" and c["chosen"]] == ["page"]
+    assert "The C version of this post" in post.text
+    # the whole post in the feed beside a page of its first lines: the feed's, cleaned as a page is
+    teaser = html.tostring(tree('<article><h1>Steps</h1><p>The first lines only, then a link to read more.</p></article>'),
+                           encoding="unicode")
+    post = extract_post("https://blog.test/steps/", teaser, feed_entry={"content": f"{LONG}{body}"})
+    assert [c["origin"] for c in post.provenance if c["field"] == "text" and c["chosen"]] == ["feed"]
+    assert "step_59 = compute(59)" in post.text and "\n60\n" not in post.text and "The C version" in post.text
