@@ -485,6 +485,9 @@ class BlogSpider(Spider):
         late = response.meta.get(LATE_ENTRY)  # a page judged and learned from already
         if not late:
             state.note_date(evidence.published)
+            if entry is not None:  # one time a page: its machine-readable one, else the one it writes out
+                state.note_shown_time(evidence.published, entry.get("published")) \
+                    or state.note_shown_time(evidence.visible_date, entry.get("published"))
         content_links = [(t, text) for href, text in listing_links(sel.root, state.max_links)
                          if (t := state.link(base, href, encoding))]
         judge = partial(decide, url, state.scope, evidence, sections=state.sections,

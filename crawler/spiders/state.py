@@ -4,6 +4,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, timedelta, timezone, tzinfo
+from datetime import time as time_of_day
 from typing import Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
@@ -27,6 +28,9 @@ DATE_VALUE = re.compile(r"^(\d{4})(?:[-_/.]\d{1,2}){0,2}$")
 # Links to files that are never pages: Scrapy's list, plus feeds and data.
 NOT_PAGES = {f".{e}" for e in [*IGNORED_EXTENSIONS, "xml", "json", "txt", "rss", "atom", "gz"]}
 CACHED_LINKS = 65_536
+
+
+QUARTER_HOUR = timedelta(minutes=15)
 
 
 @dataclass
@@ -58,7 +62,8 @@ class SourceState:
     cuts: Counter[str] = field(default_factory=Counter)
     query_variants: Counter[str] = field(default_factory=Counter)
     site: SiteLearner = field(default_factory=SiteLearner)  # the blog's own name, tagline, header
-    offsets: Counter[timedelta] = field(default_factory=Counter)
+    offsets: Counter[timedelta] = field(default_factory=Counter)  # of the dates written with an offset
+    shown: Counter[timedelta] = field(default_factory=Counter)  # of pages' zone-less times against their feed's
     budget_cut: bool = False  # the page budget stopped the crawl short: not a complete crawl
     unlisted_checked: bool = False  # a complete crawl's known posts that nothing listed were asked for
     plan: SourcePlan | None = None  # what this run does for the source (crawler/incremental.py)
@@ -130,8 +135,32 @@ class SourceState:
         if offset is not None:
             self.offsets[offset] += 1
 
+    def note_shown_time(self, shown: str | None, instant: str | None) -> bool:
+        """Learn the blog's zone from a page that shows its time with no zone (``2019-07-01 13:38``)
+        beside its feed entry's instant, which many feeds write in UTC: the difference is the zone
+        the blog shows its times in. Whether it was learned."""
+        try:
+            local = dateutil_parser.parse(shown) if shown else None
+            exact = dateutil_parser.parse(instant) if instant else None
+        except (ValueError, OverflowError):
+            return False
+        if local is None or exact is None or local.tzinfo is not None or exact.utcoffset() is None:
+            return False
+        if local.time() == time_of_day(0, 0):  # a day alone says nothing of the zone
+            return False
+        offset = local - exact.replace(tzinfo=None) + exact.utcoffset()
+        quarters = round(offset / QUARTER_HOUR)
+        # the same moment, shown in a zone (zones are whole quarter-hours, within 14 hours of UTC)
+        if abs(quarters) > 56 or abs(offset - quarters * QUARTER_HOUR) >= timedelta(minutes=2):
+            return False
+        self.shown[quarters * QUARTER_HOUR] += 1
+        return True
+
     @property
     def default_tz(self) -> tzinfo | None:
-        if not self.offsets:
+        """The zone of the blog's dates that name none: the one its pages show their times in,
+        else the one its dates with an offset say most."""
+        counts = self.shown or self.offsets
+        if not counts:
             return None
-        return timezone(self.offsets.most_common(1)[0][0])
+        return timezone(counts.most_common(1)[0][0])
