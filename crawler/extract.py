@@ -49,6 +49,7 @@ LATIN_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 ENTITY = re.compile(r"&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 # A feed's full text wins over the page's extraction when this much longer.
 FEED_TEXT_RATIO = 1.5
+WHITE_SPACE = re.compile(r"\s+")
 CONFLICT_SECONDS = 86_400
 # Below this many letters, a language guess is no better than the page's lang attribute.
 MIN_LANGID_CHARS = 200
@@ -190,7 +191,7 @@ def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any], plain: str | N
     feed = _feed_article(feed_html) if feed_html else None
     # the text a reader sees of each: white space collapsed, the feed's code gutters taken out
     feed_text = " ".join(feed.xpath("string(//article)").split()) if feed is not None else ""
-    page_chars = len(" ".join((page_text or "").split()))
+    page_chars = collapsed_length(page_text or "") if feed_text else 0
     if feed_text and len(feed_text) > FEED_TEXT_RATIO * page_chars:
         feed_doc = bare_extraction(feed, options=EXTRACTOR)
         post.markdown = feed_doc.text if feed_doc is not None else feed_text
@@ -201,6 +202,15 @@ def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any], plain: str | N
         post.text, post.markdown = page_text, page_markdown
         if page_text:
             post.provenance.append({"field": "text", "value": f"{len(page_text)} characters", "origin": "page", "chosen": 1})
+
+
+def collapsed_length(text: str) -> int:
+    """``len(" ".join(text.split()))``, without the list of words (a huge post's takes hundreds of MB)."""
+    length = len(text)
+    for run in WHITE_SPACE.finditer(text):
+        # a run between words becomes one space; at either end, nothing
+        length -= run.end() - run.start() - (0 < run.start() and run.end() < len(text))
+    return length
 
 
 def _feed_article(feed_html: str) -> Any:

@@ -115,3 +115,10 @@ def test_an_article_of_many_blocks_is_extracted_in_parts_to_the_same_text(monkey
     parted = extract.extract_post("https://b.test/p/2/", page)
     assert "print(x)" in whole.markdown and "a link 4998" in whole.text
     assert (parted.text, parted.markdown) == (whole.text, whole.markdown)
+
+
+@pytest.mark.parametrize("text", ["", " ", "word", "  two  words\n", "\t中文\u3000文字\xa0\n\nend ", "a\x1cb", "\n\n\n"])
+def test_the_collapsed_length_of_a_text_is_that_of_its_words_joined_by_one_space(text):
+    from crawler.extract import collapsed_length
+
+    assert collapsed_length(text) == len(" ".join(text.split()))
