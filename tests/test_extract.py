@@ -6,6 +6,8 @@ import pytest
 from conftest import EXPECTED, SITE, run_cli
 from truth import REAL_BLOGS
 
+from crawler.extract import collapsed_length
+
 
 def extract(*args: str) -> dict:
     return json.loads(run_cli("extract", *args).stdout)
@@ -119,6 +121,4 @@ def test_an_article_of_many_blocks_is_extracted_in_parts_to_the_same_text(monkey
 
 @pytest.mark.parametrize("text", ["", " ", "word", "  two  words\n", "\t中文\u3000文字\xa0\n\nend ", "a\x1cb", "\n\n\n"])
 def test_the_collapsed_length_of_a_text_is_that_of_its_words_joined_by_one_space(text):
-    from crawler.extract import collapsed_length
-
     assert collapsed_length(text) == len(" ".join(text.split()))
