@@ -95,7 +95,9 @@ class SourcePlan:
         """Fetch a feed's or sitemap's entry: new, or changed since archived.
 
         A feed's ``updated`` is compared with the post's (it came from the
-        same feed); a sitemap's ``lastmod`` with the post's last check.
+        same feed); a sitemap's ``lastmod`` with the post's last check: both
+        have a second's precision, so a ``lastmod`` in the second of the check
+        may be an edit made after it.
         """
         if self.complete:
             return True
@@ -104,8 +106,9 @@ class SourcePlan:
             return url not in self.pages
         if post["gone_at"]:
             return True
-        known = post["checked"] if since_check or not post["updated"] else post["updated"]
-        return bool(updated and updated > (known or ""))
+        if since_check or not post["updated"]:
+            return bool(updated and updated >= (post["checked"] or ""))
+        return bool(updated and updated > post["updated"])
 
     def previous_entries(self, response: Response, own: Normalise) -> dict[str, dict[str, Any]] | None:
         """The entries of the version of this feed read before, by URL; None when the feed is

@@ -14,6 +14,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,25 @@ def test_a_sitemap_index_with_a_constant_lastmod_over_changed_children(tmp_path)
     }
     assert_edited(out, "/p/post-2/", "/p/post-7/")
     assert out.gone() == set()
+
+
+def test_an_edit_in_the_second_of_the_post_s_last_check_is_seen(tmp_path):
+    """A sitemap's ``lastmod`` and a check's time both have a second's precision: an edit stamped
+    with the second of the check may have come after it."""
+    db = tmp_path / "archive.db"
+    blog = Blog("second.test", 12)  # the feed lists post-8 to post-12: post-2 only the sitemap
+    with BlogServer(blog) as server:
+        servers = {blog.host: server}
+        crawl(db, servers)
+        (checked,) = rows(db, "select checked_at from fetches where url = 'http://second.test/p/post-2/'")
+        blog.edit("post-2", EDIT)
+        post = blog.post("post-2")
+        post.updated = post.modified = datetime.fromisoformat(checked["checked_at"].replace("Z", "+00:00"))
+        server.take_hits()
+        crawl(db, servers)
+        hits = {h.path: h.status for h in server.take_hits()}
+    assert hits["/sitemap.xml"] == 200 and hits["/p/post-2/"] == 200
+    assert EDIT in posts(db)["http://second.test/p/post-2/"]["text"]
 
 
 def test_a_full_content_rss_feed_with_an_edited_entry(tmp_path):
