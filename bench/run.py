@@ -22,7 +22,8 @@ For each size, one synthetic blog (``bench.blogs``) is served on 127.0.0.1 by
 The reactor thread's share (``reactor_busy``) is the CPU seconds of the Scrapy process's main
 thread over that process's life, both sampled with the rest. ``cpu_split`` says where a crawl's
 CPU went: that main thread, the Scrapy process's other threads (the archive's writer above all),
-the extraction workers, and the command line.
+the extraction workers, and the command line. Each target missed gets a profile (``bench.profile``):
+where the crawl's CPU goes, or the Datasette server's time while it answers the slowest search.
 
 Peak RSS is the largest sum, over the samples (every 0.1 s), of the RSS of a
 command's process and all its descendants (extraction workers included); it counts
@@ -59,6 +60,7 @@ import psutil
 import trafilatura
 
 from bench.blogs import EDIT_MARK, change_site, write_site
+from bench.profile import missed
 from bench.report import write_report
 from bench.search import archive_bytes, search_at_scale, search_urls
 from bench.server import QuietHandler
@@ -460,12 +462,16 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     results = {"machine": machine(), "concurrency": CONCURRENCY, "trafilatura_version": trafilatura.__version__,
                "runs": runs}
-    if args.search_posts:
-        with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as work:
-            results["search_at_scale"] = search_at_scale(Path(work), args.search_posts)
-    elif (last := ROOT / "bench" / "results.json").exists():
-        if scale := json.loads(last.read_text()).get("search_at_scale"):
-            results["search_at_scale"] = scale
+    with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as work:
+        db = None
+        if args.search_posts:
+            db = Path(work) / "scale.db"
+            results["search_at_scale"] = search_at_scale(Path(work), args.search_posts, db=db)
+        elif (last := ROOT / "bench" / "results.json").exists():
+            if scale := json.loads(last.read_text()).get("search_at_scale"):
+                results["search_at_scale"] = scale
+        # a profile of each target missed (bench/profile.py); the kept search's, once its archive is built again
+        results["profiles"] = missed(results, Path(work), db)
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(write_report(results, ROOT / "docs" / "benchmarks.md"))
 
