@@ -451,6 +451,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000", help="Posts per blog, comma-separated (default 1000,10000).")
     parser.add_argument("--search-posts", type=int, default=100_000, help="Posts of the search at scale (0: keep the last one measured, from bench/results.json).")
+    parser.add_argument("--search-db", type=Path, help="Keep the search at scale's archive here: built by the first run "
+                                                       "that names it, searched again by the next (bench.search --db).")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     runs = []
@@ -465,7 +467,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as work:
         db = None
         if args.search_posts:
-            db = Path(work) / "scale.db"
+            db = args.search_db.resolve() if args.search_db else Path(work) / "scale.db"
             results["search_at_scale"] = search_at_scale(Path(work), args.search_posts, db=db)
         elif (last := ROOT / "bench" / "results.json").exists():
             if scale := json.loads(last.read_text()).get("search_at_scale"):
