@@ -397,6 +397,9 @@ def start_server(site: Path) -> tuple[subprocess.Popen, str]:
         assert server.stdout is not None
         bound = server.stdout.readline().strip()
         if bound:
+            if bound != "80":
+                print("port 80 is taken: trafilatura's command line will refuse the blog's URLs, and its row "
+                      "will not measure it", file=sys.stderr)
             return server, "http://127.0.0.1" + ("" if bound == "80" else f":{bound}")
         server.wait()
     raise SystemExit("the test server did not start")
