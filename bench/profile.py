@@ -211,26 +211,26 @@ def search_profile(db: Path, search: str, kind: str, work: Path) -> dict:
             "ms": sum(times) / len(times), **profile}
 
 
-def missed(results: dict, work: Path, db: Path | None = None) -> dict:
-    """A profile of each target of ``results`` missed, by the target's name (``bench.report``'s)."""
+def missed(results: dict, work: Path, db: Path | None = None) -> list[dict]:
+    """A profile of the targets of ``results`` missed: each with ``targets``, the names (``bench.report``'s)
+    of those it explains (the crawl's CPU and pace share one)."""
     from bench.report import scale_targets, targets
 
-    profiles: dict = {}
+    profiles: list[dict] = []
     for run in results["runs"]:
         names = [name for name, ok, _ in targets([run]) if not ok and ("CPU s per page" in name or "posts/s" in name
                                                                       or "extraction-only floor" in name)]
         if names:
-            profile = crawl_profile(run["size"], work)
-            for name in names:
-                profiles[name] = profile
+            profiles.append({"targets": names, **crawl_profile(run["size"], work)})
     scale = results.get("search_at_scale")
     if scale and db is not None:
-        done: dict = {}
+        by_search: dict[tuple[str, str], dict] = {}
         for name, ok, _, search, kind in scale_targets(scale, with_search=True):
             if not ok and search:
-                if (search, kind) not in done:
-                    done[search, kind] = search_profile(db, search, kind, work)
-                profiles[name] = done[search, kind]
+                if (search, kind) not in by_search:
+                    by_search[search, kind] = {"targets": [], **search_profile(db, search, kind, work)}
+                    profiles.append(by_search[search, kind])
+                by_search[search, kind]["targets"].append(name)
     return profiles
 
 

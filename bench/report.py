@@ -171,22 +171,15 @@ def _functions(found: list) -> str:
     return "; ".join(f"`{name}` {share:.0%}" for name, share in found[:5]) or "-"
 
 
-def profiles_section(profiles: dict) -> str:
-    """Each missed target's profile (``bench.profile``): the parts of the processes and their top functions.
-    Targets that share a profile (the crawl's CPU and pace) list it once."""
-    if not profiles:
-        return ""
-    by_profile: dict[str, tuple[list[str], dict]] = {}
-    for target, profile in profiles.items():
-        key = json.dumps(profile, sort_keys=True)
-        by_profile.setdefault(key, ([], profile))[0].append(target)
+def profiles_section(profiles: list[dict]) -> str:
+    """Each profile of missed targets (``bench.profile.missed``): the parts of the processes and their top functions."""
     out = ["## Profiles of the targets missed\n",
            "`bench/profile.py`, with py-spy: each part's share of the samples; *self*, the functions running "
            "at the top of its stacks; *through*, this project's functions its samples pass through (each as a "
            "share of the part's samples).\n"]
-    for targets_, p in by_profile.values():
+    for p in profiles:
         timing = f"{p['seconds']:.1f} s" if "seconds" in p else f"{p['ms']:.0f} ms a search"
-        out.append("- " + "\n- ".join(targets_))
+        out.append("- " + "\n- ".join(p["targets"]))
         out.append(f"\n  Profiled: {p['what']} ({timing}, {p['samples']:,} samples).\n")
         out.append("| part | share | self | through |\n|---|---|---|---|")
         for part, e in p["parts"].items():
