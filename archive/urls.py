@@ -2,7 +2,7 @@
 
 import re
 from functools import lru_cache
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, url_query_cleaner
 
@@ -52,6 +52,20 @@ def normalize_url(url: str) -> str:
         host = f"{host}:{parts.port}"
     path = INDEX_FILE.sub("/", parts.path) or "/"
     return urlunsplit((parts.scheme, host, path, parts.query, ""))
+
+
+def feed_item_url(feed_url: str, guid: str) -> str:
+    """Where a post that lives only in a feed is kept (an item with no link, whose content is the
+    post): the feed's URL with the item's guid as its fragment, one URL an item, stable between crawls."""
+    return f"{normalize_url(feed_url)}#{quote(guid, safe='')}"
+
+
+def post_url(url: str, guid: str | None = None) -> str:
+    """A post's identity: ``normalize_url``; a feed item's own URL (``feed_item_url`` of the post's
+    ``guid``) keeps its fragment, which is all that sets it apart from the feed and its other items."""
+    if guid and "#" in url and url == feed_item_url(url.split("#", 1)[0], guid):
+        return url
+    return normalize_url(url)
 
 
 @lru_cache(maxsize=CACHED_URLS)

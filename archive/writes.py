@@ -13,7 +13,7 @@ from sqlite_utils import Database
 
 from .db import utcnow
 from .media import save_post_media
-from .urls import is_http_url, normalize_url
+from .urls import is_http_url, normalize_url, post_url
 
 POST_FIELDS = (
     "guid",
@@ -150,7 +150,7 @@ def content_hash(post: dict[str, Any]) -> str:
 
 def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
     """Insert or update one post; return ``new``, ``updated`` or ``unchanged``."""
-    url = normalize_url(post["url"])
+    url = post_url(post["url"], post.get("guid"))
     row = {k: post.get(k) for k in POST_FIELDS}
     _check_unicode(url, row)
     for key in JSON_FIELDS:

@@ -4,11 +4,13 @@ import hashlib
 import json
 import re
 from typing import Any
+from xml.sax.saxutils import escape
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 import feedparser
 
 from archive.dates import parse_date
+from archive.urls import is_http_url, url_key
 
 from .encoding import xml_to_utf8
 
@@ -56,8 +58,9 @@ def term_kind(url: str) -> str | None:
     return None
 
 
-def parse_feed(body: bytes, url: str, *, http_charset: str | None = None, max_entries: int = MAX_ENTRIES) -> dict[str, Any]:
-    """Parse a feed into ``{"title", "link", "entries", "next", "wordpress"}``.
+def parse_feed(body: bytes, url: str, *, http_charset: str | None = None, max_entries: int = MAX_ENTRIES,
+               page: str | None = None) -> dict[str, Any]:
+    """Parse a feed into ``{"title", "link", "entries", "replies", "next", "wordpress"}``.
 
     Each entry is ``{"url", "guid", "title", "author", "published",
     "published_raw", "updated", "tags", "categories", "summary", "content"}`` with absolute
@@ -67,12 +70,15 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None, max_en
     wrong and kept anyway (unreadable dates, duplicate guids). ``next`` lists
     RFC 5005 paging links; ``wordpress`` says the feed pages with ``?paged=N``.
     Only the first ``max_entries`` entries are read (a warning says so).
+    ``replies`` holds the entries that point inside a page rather than at a post
+    (comments: see ``_split_replies``; ``page`` is the page that declared the
+    feed); they are evidence about no post and are not in ``entries``.
 
     Raises:
         FeedError: the body is neither a readable XML feed nor a JSON Feed.
     """
     if body.lstrip()[:1] == b"{":
-        return _parse_json_feed(body, url, max_entries)
+        return _parse_json_feed(body, url, max_entries, page)
     # feedparser trusts a wrong HTTP charset; hand it UTF-8 it cannot misread.
     if body.startswith(WIDE_STARTS):
         xml, cut = _first_entries(xml_to_utf8(body, http_charset), max_entries)
@@ -85,13 +91,16 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None, max_en
     if not parsed.get("version") and not parsed.entries:
         raise FeedError("not a feed")
     feed = parsed.feed
-    entries, warnings = _checked([_entry(e, url) for e in parsed.entries])
+    read = [(_entry(e, url, xml), _thread_mark(e)) for e in parsed.entries]
+    posts, replies = _split_replies(read, [feed.get("link"), page], url)
+    entries, warnings = _checked(posts)
     if cut:
         warnings.append(f"more than {max_entries} entries: only the first {max_entries} read")
     return {
         "title": feed.get("title"),
         "link": feed.get("link"),
         "entries": entries,
+        "replies": replies,
         "warnings": warnings,
         "next": [
             link["href"]
@@ -127,18 +136,80 @@ def _checked(entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
 
 def _fallback_guid(entry: Any) -> str:
     content = entry.get("content") or [{}]
-    key = json.dumps([entry.get("title"), entry.get("summary"), content[0].get("value")], ensure_ascii=False)
+    return _content_id(entry.get("title"), entry.get("summary"), content[0].get("value"))
+
+
+def _content_id(title: str | None, summary: str | None, content: str | None) -> str:
+    key = json.dumps([title, summary, content], ensure_ascii=False)
     return "sha1:" + hashlib.sha1(key.encode("utf-8")).hexdigest()
 
 
-def _entry(entry: Any, base: str) -> dict[str, Any]:
+def item_id(entry: dict[str, Any]) -> str:
+    """An entry's id: its guid, else (a guid another entry of the feed had first) one made from its content."""
+    return entry["guid"] or _content_id(entry["title"], entry["summary"], entry["content"])
+
+
+def _thread_mark(entry: Any) -> str | None:
+    """What an entry says of its place in a thread (RFC 4685, WordPress's wfw/slash): ``reply``
+    when it answers another entry, ``post`` when it has replies of its own (a feed or a count)."""
+    if dict.get(entry, "thr_in-reply-to"):
+        return "reply"
+    if dict.get(entry, "wfw_commentrss") or dict.get(entry, "slash_comments") is not None \
+            or any(link.get("rel") == "replies" for link in entry.get("links", [])):
+        return "post"
+    return None
+
+
+def _split_replies(read: list[tuple[dict[str, Any], str | None]], hangs_off: list[str | None],
+                   base: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The entries about posts, and the replies: entries that point inside a page rather than at a post.
+
+    An entry is a reply when it says so (``thr:in-reply-to``); when it carries no mark of a post
+    (its own replies), also when its link holds a fragment (``POST#comment-3``), when it links
+    the page the feed is about (the feed's own ``<link>``: a post's comments feed), or when all
+    the feed's entries link one page (two or more, or the one page that declared the feed).
+    """
+    pages = [_page_key(entry["url"], base) for entry, _ in read]
+    one_page = pages[0] if pages and pages[0] and len(set(pages)) == 1 else None
+    own = {key for key in (_page_key(u, base) for u in hangs_off if u) if key}
+    if one_page and len(pages) < 2 and one_page not in own:
+        one_page = None
+    posts, replies = [], []
+    for (entry, mark), page in zip(read, pages):
+        inside = bool(entry["url"]) and (bool(urlsplit(entry["url"]).fragment) or page in own or page == one_page)
+        (replies if mark == "reply" or (mark is None and inside) else posts).append(entry)
+    return posts, replies
+
+
+def _page_key(url: str | None, base: str) -> str | None:
+    """The page a link leads to, as ``url_key`` names it; None for no link or one that cannot be read."""
+    try:
+        return url_key(urljoin(base, url)) if url else None
+    except ValueError:
+        return None
+
+
+def _own_link(entry: Any, xml: bytes) -> str | None:
+    """The entry's link: its ``<link>``, else its guid when that is a permalink (feedparser takes an
+    ``isPermaLink`` guid or an Atom id for the link) written as an absolute http(s) URL: ``123`` or
+    ``urn:uuid:...`` is no address, not even one relative to the feed."""
+    if any(link.get("rel") == "alternate" for link in entry.get("links", [])):
+        return entry.get("link")
+    guid = entry.get("link")
+    # feedparser has resolved that guid against the feed's URL: "6" reads http://host/6, not in the document
+    if not guid or not is_http_url(guid) or (xml and escape(guid).encode() not in xml and guid.encode() not in xml):
+        return None
+    return str(guid)
+
+
+def _entry(entry: Any, base: str, xml: bytes = b"") -> dict[str, Any]:
     content = entry.get("content") or []
     # dict.get: feedparser's own get() maps a missing "updated" to "published"
     updated = parse_date(dict.get(entry, "updated_parsed")) or parse_date(dict.get(entry, "updated"))
     published = parse_date(dict.get(entry, "published_parsed")) or parse_date(dict.get(entry, "published"))
     terms = [t for t in entry.get("tags", []) if (t.get("term") or "").strip()]
     return {
-        "url": urljoin(base, entry["link"]) if entry.get("link") else None,
+        "url": urljoin(base, link) if (link := _own_link(entry, xml)) else None,
         "guid": entry.get("id") or entry.get("link") or _fallback_guid(entry),
         "title": entry.get("title"),
         "author": (entry.get("author_detail") or {}).get("name") or entry.get("author"),
@@ -162,7 +233,7 @@ def _scrub(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _parse_json_feed(body: bytes, url: str, max_entries: int) -> dict[str, Any]:
+def _parse_json_feed(body: bytes, url: str, max_entries: int, page: str | None) -> dict[str, Any]:
     try:
         # JSON may escape lone surrogates ("\ud800"), which no UTF-8 text can hold
         data = json.loads(body.decode("utf-8", "replace"), object_hook=_scrub)
@@ -195,13 +266,15 @@ def _parse_json_feed(body: bytes, url: str, max_entries: int) -> dict[str, Any]:
                 "content": content,
             }
         )
-    entries, warnings = _checked(entries)
+    posts, replies = _split_replies([(e, None) for e in entries], [data.get("home_page_url"), page], url)
+    entries, warnings = _checked(posts)
     if len(items) > max_entries:
         warnings.append(f"more than {max_entries} entries: only the first {max_entries} read")
     return {
         "title": data.get("title"),
         "link": data.get("home_page_url"),
         "entries": entries,
+        "replies": replies,
         "next": [data["next_url"]] if data.get("next_url") else [],
         "wordpress": False,
         "warnings": warnings,

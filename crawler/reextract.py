@@ -42,7 +42,8 @@ def feed_entries(db: Any, feeds: list[str]) -> dict[str, dict[str, Any]]:
         except FeedError:
             continue
         for entry in feed["entries"]:
-            entries.setdefault(normalize_url(entry["url"]), entry)
+            if entry["url"]:  # an entry with no link is a post of its own, not a page's evidence
+                entries.setdefault(normalize_url(entry["url"]), entry)
     return entries
 
 

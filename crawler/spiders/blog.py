@@ -30,11 +30,11 @@ from archive import ensure_sources, find_sources
 from archive.captures import body_sha256
 from archive.media import LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
-from archive.urls import host_of, url_key
+from archive.urls import feed_item_url, host_of, url_key
 
 from ..conditional import REVALIDATE, SHA, UNCHANGED
 from ..encoding import html_encoding
-from ..feeds import FeedError, looks_like_feed, parse_feed
+from ..feeds import FeedError, item_id, looks_like_feed, parse_feed
 from ..incremental import load_plan, sitemap_lastmod
 from ..items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..media import page_images
@@ -310,7 +310,7 @@ class BlogSpider(Spider):
         feeds = state.feeds = _declared_feeds(base, state, Selector(text=part, type="html"))
         yield SourceUpdate(state.id, kind="home", feeds=feeds)
         for feed in feeds:
-            yield self._discovery(state, feed, self.parse_feed)
+            yield self._discovery(state, feed, self.parse_feed, declared_by=state.own(response.url))
         if not feeds:
             for path in COMMON_FEED_PATHS:
                 yield self._discovery(state, urljoin(state.scope, path), self.parse_feed, probe=True)
@@ -329,10 +329,21 @@ class BlogSpider(Spider):
             yield from self._discovery_done(state)
             return
         try:
-            feed = parse_feed(response.body, response.url, http_charset=_http_charset(response))
+            feed = parse_feed(response.body, response.url, http_charset=_http_charset(response),
+                              page=response.meta.get("declared_by"))
         except FeedError as e:
             if not response.meta.get("probe"):
                 yield CrawlError(state.id, response.url, "feed", str(e))
+            yield from self._discovery_done(state)
+            return
+        self.crawler.stats.inc_value("feed/replies", len(feed["replies"]))
+        if feed["replies"] and not feed["entries"]:
+            # a comments feed: its entries point inside posts, and say nothing of a post's title,
+            # dates, author or tags; nor is it one of the blog's feeds, nor its title the blog's name
+            self.logger.debug("a feed of replies, evidence about no post: %s", response.url)
+            if state.own(response.url) in state.feeds:  # the home page declared it
+                state.feeds.remove(state.own(response.url))
+                yield SourceUpdate(state.id, feeds=state.feeds)
             yield from self._discovery_done(state)
             return
         feed_url = state.own(response.url)
@@ -385,14 +396,19 @@ class BlogSpider(Spider):
         yield from self._discovery_done(state)
 
     def _feed_only_post(self, state: SourceState, feed_url: str, entry: dict[str, Any]) -> Iterator[Any]:
-        """An entry with no link: archived from what the feed says, under a stable id."""
+        """An entry with no link (and no guid that is a permalink): its content is the post, archived
+        from what the feed says at the feed's URL with its guid as fragment; without content it is
+        evidence for nothing."""
         from ..extract import extract_post  # slow to import (trafilatura): only for such an entry
 
-        url = f"{feed_url}#{entry['guid']}"
-        body = entry.get("content") or entry.get("summary") or entry.get("title") or ""
-        post = extract_post(url, _feed_page(body), feed_entry={**entry, "content": body})
-        if post is None:
-            yield CrawlError(state.id, url, "feed", "an entry with no link and no text: nothing to keep")
+        guid = item_id(entry)
+        url = feed_item_url(feed_url, guid)
+        body = entry.get("content") or entry.get("summary") or ""
+        post = extract_post(url, _feed_page(body), feed_entry={**entry, "guid": guid, "content": body}) \
+            if body.strip() else None
+        if post is None or not post.text:
+            name = entry.get("title") or guid
+            yield CrawlError(state.id, feed_url, "feed", f"an entry with no link and no content ({name!r}): not a post")
             return
         post.source_id = state.id
         yield post
@@ -528,7 +544,7 @@ class BlogSpider(Spider):
             for feed in _declared_feeds(base, state, sel):
                 if feed not in state.feeds and url_key(feed) not in state.seen and in_scope(feed, state.scope):
                     state.seen.add(url_key(feed))
-                    yield self._discovery(state, feed, self.parse_feed, of_a_listing=True)
+                    yield self._discovery(state, feed, self.parse_feed, of_a_listing=True, declared_by=url)
             return
         self.crawler.stats.inc_value("extract/count")
         del sel, content_links  # the tree (on a 15 MB page, 50 MB or more) is not held while the page waits
