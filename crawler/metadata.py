@@ -293,9 +293,10 @@ _ITEMPROP_DATES = etree.XPath(
 
 
 def _itemprop_date(root: etree._Element) -> str | None:
-    """``itemprop=datePublished`` (or ``dateCreated``): its ``content`` or ``datetime``."""
+    """``itemprop=datePublished`` (or ``dateCreated``): its ``content`` or ``datetime``; a ``<time>``'s
+    ``datetime`` first, which carries the time and zone a ``content`` beside it may leave out."""
     for el in _ITEMPROP_DATES(root):
-        value = el.get("content") or el.get("datetime")
+        value = el.get("datetime") or el.get("content") if el.tag == "time" else el.get("content") or el.get("datetime")
         if value:
             return value
     return None

@@ -62,10 +62,10 @@ DATE_TEXT = re.compile(
     re.I,
 )
 # Words that say the date after them is the publish date, or that it is not.
-LABEL = (r"(?:posted|published|publish date|written|created|date|发布于|发表于|发布时间|发表时间|发布日期|创建于|"
+LABEL = (r"(?:\b(?:posted|published|publish date|written|created|date)|发布于|发表于|发布时间|发表时间|发布日期|创建于|"
          r"创建时间|日期|时间|写于|公開日|投稿日|作成日|作成|投稿)\W{0,3}(?:on|at|于)?")
 PUBLISHED_LABEL = re.compile(LABEL + r"\W{0,3}$", re.I)
-NOT_PUBLISHED = re.compile(r"updated|modified|edited|revised|更新|修改|编辑|最后|最終|更新日", re.I)
+NOT_PUBLISHED = re.compile(r"update|modified|edited|revised|更新|修改|编辑|最后|最終|更新日", re.I)
 # A short element whose class or id marks metadata holds an unlabelled date near the title.
 META_MARK = re.compile(r"date|time|meta|posted|publish|byline|info|entry-footer|post-footer", re.I)
 MAX_META_CHARS = 160

@@ -160,11 +160,20 @@ def choose_title(
     votes: dict[str, dict[str, list[float]]] = {}  # key -> group -> votes
     first: dict[str, tuple[str, str, int]] = {}
     wholes: list[tuple[str, float, str]] = []
+    # A title the page's heading spells out whole has no site's name to drop: it names itself. One
+    # that spells out two headings, one within the other (the page's, and one inside the post's text
+    # that is often the first words of its title), names the longer.
+    headings = {fold(v) for v, o in cands if GROUPS.get(o) == "heading"}
     for rank, (value, origin) in enumerate(cands):
         weight = weights.get(origin, OTHER_WEIGHT)
         group = GROUPS.get(origin, "meta")
         best: dict[str, float] = {}
-        for k, (text, factor) in enumerate(readings(value, site, origin in SPLIT_ORIGINS, params)):
+        options = readings(value, site, origin in SPLIT_ORIGINS, params)
+        named = [fold(r[0]) for r in options if fold(r[0]) in headings] if group != "heading" else []
+        longest = max(named, key=len, default="")
+        if longest and (longest == fold(value) or (len(named) > 1 and all(key in longest for key in named))):
+            options = [r for r in options if fold(r[0]) == longest]
+        for k, (text, factor) in enumerate(options):
             key = fold(text)
             if not key or key in site:
                 continue

@@ -38,8 +38,8 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 class StaticServer:
     """A directory served over HTTP on 127.0.0.1, on a free port, in a thread."""
 
-    def __init__(self, directory: Path):
-        handler = functools.partial(QuietHandler, directory=str(directory))
+    def __init__(self, directory: Path, handler: type[http.server.SimpleHTTPRequestHandler] = QuietHandler):
+        handler = functools.partial(handler, directory=str(directory))
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -1,6 +1,6 @@
 """The fidelity scorer: how faithfully a crawl archives real blogs, field by field (``make fidelity``).
 
-``python tests/fidelity.py [NAME ...] [--out docs/fidelity.md] [--json FILE] [--jobs 1] [--verbose]``
+``python tests/fidelity.py [NAME ...] [--out docs/fidelity.md] [--json FILE] [--jobs 1] [--verbose] [--no-feeds]``
 
 Each blog of the corpus (``tests/corpus/NAME/``, see its README; a folder
 without ``truth.json`` is still being written and is skipped) and each of the
@@ -56,10 +56,12 @@ import markdown
 from dateutil import parser as dateutil_parser
 from lxml import html as lxml_html
 
+from crawler.feeds import looks_like_feed
+
 if str(Path(__file__).resolve().parent) not in sys.path:  # run as a command
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import ROOT, StaticServer, crawl_args, run_cli  # noqa: E402
+from conftest import ROOT, QuietHandler, StaticServer, crawl_args, run_cli  # noqa: E402
 from truth import (  # noqa: E402
     REAL_BLOGS,
     TAGS_SHOWN,
@@ -429,9 +431,26 @@ def minute_matches(truth: str, archived: str | None, zone: tzinfo) -> bool:
 # ---------------------------------------------------------------- crawling and reading the archive
 
 
-def crawl(blog: Blog, db: Path) -> subprocess.CompletedProcess:
-    """Serve the blog's site on 127.0.0.1 and crawl it into ``db`` with the command line."""
-    with StaticServer(blog.site) as server:
+class FeedlessHandler(QuietHandler):
+    """A static site whose feeds (RSS, Atom, RDF, JSON Feed) answer 404, as if they could not be read."""
+
+    def send_head(self):  # type: ignore[no-untyped-def]
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            path = path / "index.html"
+        if path.is_file():
+            with path.open("rb") as f:
+                head = f.read(4096)
+            if looks_like_feed(head, "json" if path.suffix == ".json" else ""):
+                self.send_error(404)
+                return None
+        return super().send_head()
+
+
+def crawl(blog: Blog, db: Path, *, feeds: bool = True) -> subprocess.CompletedProcess:
+    """Serve the blog's site on 127.0.0.1 and crawl it into ``db`` with the command line
+    (``feeds=False``: with its feeds answering 404)."""
+    with StaticServer(blog.site, handler=QuietHandler if feeds else FeedlessHandler) as server:
         # their images' URLs only: many are on other hosts, which a test never asks the internet for
         return run_cli(*crawl_args(blog.start, db, {h: server.base for h in blog.hosts}), "--media", "metadata",
                        check=False, timeout=CRAWL_TIMEOUT)
@@ -546,12 +565,12 @@ def _mismatch(path: str, name: str, truth: object, got: object) -> dict:
     return {"path": path, "field": name, "truth": truth, "archived": got}
 
 
-def score_blog(blog: Blog, workdir: Path) -> dict:
-    """Crawl one blog into a fresh archive under ``workdir`` and score it."""
+def score_blog(blog: Blog, workdir: Path, *, feeds: bool = True) -> dict:
+    """Crawl one blog into a fresh archive under ``workdir`` and score it (``feeds=False``: its feeds answer 404)."""
     db = workdir / f"{blog.name}.db"
     for leftover in workdir.glob(f"{blog.name}.db*"):
         leftover.unlink()
-    proc = crawl(blog, db)
+    proc = crawl(blog, db, feeds=feeds)
     rows = archived_posts(db) if db.is_file() else []
     result = score(blog, rows)
     if proc.returncode != 0:
@@ -706,6 +725,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", "-v", action="store_true", help="print the worst mismatches of each blog")
     parser.add_argument("--limit", type=int, default=20, help="mismatches printed per blog with --verbose")
     parser.add_argument("--check", action="store_true", help="exit 1 when a blog misses a threshold of issue 11")
+    parser.add_argument("--no-feeds", action="store_true", help="serve the blogs with their feeds answering 404")
     args = parser.parse_args(argv)
     if not args.names:
         for folder in sorted(p for p in CORPUS.iterdir() if p.is_dir() and p.name not in corpus_names()):
@@ -716,7 +736,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     results: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="fidelity-") as tmp, ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        for result in pool.map(lambda b: _score_or_fail(b, Path(tmp)), blogs):
+        for result in pool.map(lambda b: _score_or_fail(b, Path(tmp), feeds=not args.no_feeds), blogs):
             print(summary_line(result), flush=True)
             results.append(result)
             if args.json:  # written after every blog, so that a stopped run keeps what it measured
@@ -732,10 +752,10 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if args.check and missed else 0
 
 
-def _score_or_fail(blog: Blog, workdir: Path) -> dict:
+def _score_or_fail(blog: Blog, workdir: Path, *, feeds: bool = True) -> dict:
     """``score_blog``, or, when it raises, the blog scored on an empty archive with the error."""
     try:
-        return score_blog(blog, workdir)
+        return score_blog(blog, workdir, feeds=feeds)
     except Exception as exc:  # one broken blog or crawl must not stop the others
         return {**score(blog, []), "crawl_error": f"{type(exc).__name__}: {exc}"}
 

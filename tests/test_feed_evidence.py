@@ -16,10 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import pytest
 from blogsite import Page, RouteServer, html_page, xml_page
 from conftest import crawl_args, rows, run_cli
 
+from crawler.extract import extract_post
 from crawler.feeds import parse_feed
+from crawler.site import SiteParts
 
 HOST = "wp.test"
 SITE = "WP Test"
@@ -279,3 +282,44 @@ def test_items_without_a_link_are_posts_only_by_a_permalink_guid_or_their_conten
     assert "/6" not in asked and "/notes/4/" in asked
     errors = {r["message"] for r in rows(db, "select message from crawl_errors where kind = 'feed'")}
     assert any("'A title alone'" in m for m in errors) and any("'A number for a guid'" in m for m in errors)
+
+
+# ---------------------------------------------------------------- without a feed, the page suffices
+
+
+def wordpress_page(title: str, content: str, *, heading: str = "", entry_title: str = "") -> str:
+    """A post page whose theme shows no machine-readable date: the URL and the text hold dates."""
+    header = f'<div class="page-header"><h1 class="entry-title">{heading}</h1></div>' if heading else ""
+    inner = f'<header class="entry-header"><h2 class="entry-title">{entry_title}</h2></header>' if entry_title else ""
+    return (f"<html><head><title>{title} &#8211; {SITE}</title></head><body>{MASTHEAD}{header}<main id='main'>"
+            f"<article class='post'>{inner}<div class='entry-content'>{content}<p>{LONG}</p></div></article></main></body></html>")
+
+
+@pytest.mark.parametrize("note", ["<h2>Update 2019-08-01</h2><p>There is a new version.</p>",
+                                  "<p><strong>Update 28 Dec 2013:</strong> fixed the link.</p>"])
+def test_a_dated_update_note_in_the_article_is_not_its_publish_date(note):
+    page = wordpress_page("A small library", note, heading="A small library")
+    post = extract_post(f"http://{HOST}/2012/03/27/a-small-library/", page, site=SiteParts(names=frozenset({"wp test"})))
+    assert post.published == "2012-03-27T00:00:00Z"
+
+
+def test_an_inner_h1_does_not_cut_the_title_the_page_heading_and_title_agree_on():
+    title = "bravialib &#8211; a Python library to abstract the Bravia web API"
+    page = wordpress_page(title, "<h1>bravialib</h1><p>What it does.</p><h2>Install</h2>", heading=title)
+    post = extract_post(f"http://{HOST}/2016/01/02/bravialib/", page, site=SiteParts(names=frozenset({"wp test"})))
+    assert post.title == "bravialib – a Python library to abstract the Bravia web API"
+
+
+def test_a_title_the_heading_spells_out_whole_keeps_its_last_part():
+    title = "Deep Learning and Its Applications - Research Seminar at HSMC"
+    page = (f"<html><head><title>{title}</title><meta property='og:title' content='{title}'>"
+            f"<meta name='twitter:title' content='{title}'></head><body>"
+            f"<article><h2 class='article-title'>{title}</h2><p>{LONG}</p></article></body></html>")
+    assert extract_post(f"http://{HOST}/2017/07/21/talk.html", page).title == title
+
+
+def test_a_time_s_datetime_with_its_zone_beats_the_day_its_content_gives():
+    page = (f"<html><head><title>Tools</title></head><body><article><h1>Tools</h1><p class='post-meta'>发表于 "
+            f"<time itemprop='dateCreated' datetime='2016-03-24T22:26:14+08:00' content='2016-03-24'>2016-03-24</time></p>"
+            f"<p>{LONG}</p></article></body></html>")
+    assert extract_post(f"http://{HOST}/2016/03/24/tools/", page).published == "2016-03-24T14:26:14Z"
