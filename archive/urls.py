@@ -30,6 +30,7 @@ DROPPED_PARAMS = TRACKING_PARAMS + tuple(p.upper() for p in TRACKING_PARAMS) + (
 PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.I)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 INDEX_FILE = re.compile(r"/index\.(html?|php)$")
+FRAGMENT_SAFE = "/?:@!$&'()*+,;="  # what a fragment holds as it is (RFC 3986), the rest percent-encoded
 # A blog's pages repeat their navigation, sidebar and tag-cloud links: each
 # form is normalised once. Bounded, so memory does not grow with the blog.
 CACHED_URLS = 65_536
@@ -57,7 +58,7 @@ def normalize_url(url: str) -> str:
 def feed_item_url(feed_url: str, guid: str) -> str:
     """Where a post that lives only in a feed is kept (an item with no link, whose content is the
     post): the feed's URL with the item's guid as its fragment, one URL an item, stable between crawls."""
-    return f"{normalize_url(feed_url)}#{quote(guid, safe='')}"
+    return f"{normalize_url(feed_url)}#{quote(guid, safe=FRAGMENT_SAFE)}"
 
 
 def post_url(url: str, guid: str | None = None) -> str:

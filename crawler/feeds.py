@@ -4,8 +4,8 @@ import hashlib
 import json
 import re
 from typing import Any
-from xml.sax.saxutils import escape
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
+from xml.sax.saxutils import escape
 
 import feedparser
 
@@ -174,7 +174,8 @@ def _split_replies(read: list[tuple[dict[str, Any], str | None]], hangs_off: lis
     own = {key for key in (_page_key(u, base) for u in hangs_off if u) if key}
     if one_page and len(pages) < 2 and one_page not in own:
         one_page = None
-    posts, replies = [], []
+    posts: list[dict[str, Any]] = []
+    replies: list[dict[str, Any]] = []
     for (entry, mark), page in zip(read, pages):
         inside = bool(entry["url"]) and (bool(urlsplit(entry["url"]).fragment) or page in own or page == one_page)
         (replies if mark == "reply" or (mark is None and inside) else posts).append(entry)

@@ -341,8 +341,9 @@ class BlogSpider(Spider):
             # a comments feed: its entries point inside posts, and say nothing of a post's title,
             # dates, author or tags; nor is it one of the blog's feeds, nor its title the blog's name
             self.logger.debug("a feed of replies, evidence about no post: %s", response.url)
-            if state.own(response.url) in state.feeds:  # the home page declared it
-                state.feeds.remove(state.own(response.url))
+            own = state.own(response.url)
+            if own and own in state.feeds:  # the home page declared it
+                state.feeds.remove(own)
                 yield SourceUpdate(state.id, feeds=state.feeds)
             yield from self._discovery_done(state)
             return
