@@ -150,7 +150,7 @@ class SourcePlan:
             for feed_url in self.feeds:
                 capture = latest_capture(self.db, feed_url)
                 for entry in feed_entries(capture["body"] if capture else None, feed_url):
-                    key = own(entry["url"])
+                    key = own(entry["url"]) if entry["url"] else None  # an entry with no link is a post of its own
                     if key and in_scope(key, scope):
                         self.cached_entries.setdefault(key, entry)
             if not sections.shapes:
