@@ -20,8 +20,13 @@ import pytest
 from blogsite import Page, RouteServer, html_page, xml_page
 from conftest import crawl_args, rows, run_cli
 
+import archive
+from archive.captures import save_capture
+from archive.urls import normalize_url
 from crawler.extract import extract_post
 from crawler.feeds import parse_feed
+from crawler.incremental import SourcePlan
+from crawler.pages import SectionStats
 from crawler.site import SiteParts
 
 HOST = "wp.test"
@@ -323,3 +328,14 @@ def test_a_time_s_datetime_with_its_zone_beats_the_day_its_content_gives():
             f"<time itemprop='dateCreated' datetime='2016-03-24T22:26:14+08:00' content='2016-03-24'>2016-03-24</time></p>"
             f"<p>{LONG}</p></article></body></html>")
     assert extract_post(f"http://{HOST}/2016/03/24/tools/", page).published == "2016-03-24T14:26:14Z"
+
+
+def test_a_captured_feed_s_item_with_no_link_is_no_page_s_entry_on_the_next_run(tmp_path):
+    db = archive.open_archive(tmp_path / "a.db")
+    feed = f"http://{HOST}/feed.xml"
+    body = LINKLESS.replace("<channel>", f"<channel><item><title>Linked</title><link>http://{HOST}/notes/9/</link></item>", 1)
+    save_capture(db, url=feed, status=200, headers={}, body=body.encode())
+    plan = SourcePlan(db=db, mode="incremental", resume=False, posts={}, pages={}, feeds=[feed])
+    # read while the feed answered 304, its entries come from the capture: the linkless ones are no page's
+    entry = plan.cached_entry(f"http://{HOST}/notes/9/", normalize_url, SectionStats(), f"http://{HOST}/")
+    assert entry is not None and entry["title"] == "Linked"
