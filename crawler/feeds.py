@@ -4,11 +4,12 @@ import hashlib
 import json
 import re
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import feedparser
 
 from archive.dates import parse_date
+from archive.urls import parse_url
 
 from .encoding import xml_to_utf8
 
@@ -44,7 +45,10 @@ def looks_like_feed(body: bytes, content_type: str = "") -> bool:
 def term_kind(url: str) -> str | None:
     """``tags`` or ``categories`` when ``url`` is a tag's or a category's page (its nearest
     folder says so), else None."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # no URL: no term's page
+        return None
     segments = [unquote(s).lower().removesuffix(".html").removesuffix(".htm") for s in parts.path.split("/") if s]
     folders = segments if parts.fragment else segments[:-1]  # tags.html#name lists what /tags/name/ would
     params = [k.lower() for k, _ in parse_qsl(parts.query)]
@@ -138,7 +142,7 @@ def _entry(entry: Any, base: str) -> dict[str, Any]:
     published = parse_date(dict.get(entry, "published_parsed")) or parse_date(dict.get(entry, "published"))
     terms = [t for t in entry.get("tags", []) if (t.get("term") or "").strip()]
     return {
-        "url": urljoin(base, entry["link"]) if entry.get("link") else None,
+        "url": parse_url(entry["link"], base) if entry.get("link") else None,  # a link that is no URL is none
         "guid": entry.get("id") or entry.get("link") or _fallback_guid(entry),
         "title": entry.get("title"),
         "author": (entry.get("author_detail") or {}).get("name") or entry.get("author"),
@@ -182,7 +186,7 @@ def _parse_json_feed(body: bytes, url: str, max_entries: int) -> dict[str, Any]:
         authors = item.get("authors") or ([item["author"]] if item.get("author") else [])
         entries.append(
             {
-                "url": urljoin(url, link) if link else None,
+                "url": parse_url(link, url) if isinstance(link, str) else None,
                 "guid": str(item.get("id") or link or _fallback_guid({**item, "content": [{"value": content}]})),
                 "title": item.get("title"),
                 "author": (authors[0] or {}).get("name") if authors else None,
@@ -202,7 +206,7 @@ def _parse_json_feed(body: bytes, url: str, max_entries: int) -> dict[str, Any]:
         "title": data.get("title"),
         "link": data.get("home_page_url"),
         "entries": entries,
-        "next": [data["next_url"]] if data.get("next_url") else [],
+        "next": [data["next_url"]] if isinstance(data.get("next_url"), str) else [],
         "wordpress": False,
         "warnings": warnings,
     }

@@ -42,7 +42,8 @@ def feed_entries(db: Any, feeds: list[str]) -> dict[str, dict[str, Any]]:
         except FeedError:
             continue
         for entry in feed["entries"]:
-            entries.setdefault(normalize_url(entry["url"]), entry)
+            if entry["url"]:  # absolute and parsed (crawler.feeds); an entry with no link is no page's
+                entries.setdefault(normalize_url(entry["url"]), entry)
     return entries
 
 
