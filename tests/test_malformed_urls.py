@@ -152,7 +152,7 @@ def test_feed_links_and_guids_that_are_no_url(links, guid):
                     f"<description>text {i}</description></item>" for i, link in enumerate(links))
     rss = (f'<?xml version="1.0" encoding="utf-8"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">'
            f'<channel><title>t</title><atom:link rel="next" href="{_xml_text(links[0])}"/>{items}</channel></rss>')
-    atom = (f'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>'
+    atom = ('<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>t</title>'
             + "".join(f'<entry><title>t</title><link href="{_xml_text(link)}"/><id>{_xml_text(guid)}</id></entry>'
                       for link in links) + "</feed>")
     as_json = json.dumps({"version": "https://jsonfeed.org/version/1.1", "title": "t", "next_url": links[0],
@@ -178,8 +178,8 @@ def test_a_json_feed_link_that_is_not_text_is_no_link():
 def test_an_opml_list_of_urls_that_are_no_url(urls):
     outlines = "".join(f'<outline text="o{i}" xmlUrl={quoteattr(_xml_text(u))} htmlUrl={quoteattr(_xml_text(u))}/>'
                        for i, u in enumerate(urls))
-    entries, skipped = parse_opml(f'<opml version="2.0"><body>{outlines}</body></opml>'.encode())
-    for entry in entries:  # the others are skipped, each with its reason
+    entries, _ = parse_opml(f'<opml version="2.0"><body>{outlines}</body></opml>'.encode())
+    for entry in entries:  # the others are skipped, each with its reason (the second value)
         assert normalize_url(entry["url"])
 
 
