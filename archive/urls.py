@@ -61,8 +61,9 @@ def parse_url(url: str, base: str = "", *, encoding: str | None = None,
         if parts.scheme not in DEFAULT_PORTS:
             return None
         if _valid_host(parts.hostname or "", parts.netloc) and _valid_port(parts.netloc):
-            normalize_url(absolute)
-            return absolute
+            normal = urlsplit(normalize_url(absolute))  # IDNA may make a host no host ("˘" is " ̆")
+            if _valid_host(normal.hostname or "", normal.netloc):
+                return absolute
     except ValueError:  # UnicodeError too: a host IDNA cannot encode
         pass
     logger.debug("not a URL, taken as no link: %r", url)

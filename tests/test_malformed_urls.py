@@ -87,6 +87,7 @@ def test_an_ipv6_address_keeps_its_brackets():
 @given(url_like, st.sampled_from(["", *BASES]))
 @example("http://[::1]:8080/", "")
 @example("http://ip:port", "http://blog.test/")
+@example("HTTP://\u02d8", "")  # IDNA makes the breve " \u0306": its normal form would hold a space
 def test_a_parsed_url_is_read_by_every_url_function(text, base):
     host_of(text)
     is_http_url(text)
@@ -300,3 +301,18 @@ def test_a_blog_of_naughty_strings_is_archived_whole(tmp_path):
     assert {f"http://{HOST}/p/{n}/" for n in range(1, posts + 1)} <= archived
     assert not [e for e in errors if e[0] == "bug"]
     assert [kind for kind, _ in errors].count("bad-url") == 1
+
+
+def test_a_real_hexo_blog_whose_post_autolinks_ip_and_port_is_archived_whole(tmp_path):
+    """tests/corpus/tardfyou-hexo-zh: a post autolinks ``http://IP:端口/...``, a port that is no number."""
+    from fidelity import archived_posts, crawl, load_blog, path_key
+
+    blog = load_blog("tardfyou-hexo-zh")
+    db = tmp_path / "archive.db"
+    proc = crawl(blog, db)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    archived = {path_key(p["url"]) for p in archived_posts(db)}
+    assert {p.path for p in blog.posts if p.linked} <= archived
+    _, errors = _posts_and_errors(db)
+    assert [kind for kind, _ in errors if kind in ("bug", "bad-url")] == ["bad-url"]
+    assert "IP:端口" in [message for kind, message in errors if kind == "bad-url"][0]
