@@ -22,7 +22,6 @@ kept as it came (a 3xx is then recorded as its status), not raised as a bug.
 """
 
 import logging
-
 import sys
 import zlib
 from collections.abc import Callable
