@@ -316,3 +316,12 @@ def test_a_real_hexo_blog_whose_post_autolinks_ip_and_port_is_archived_whole(tmp
     _, errors = _posts_and_errors(db)
     assert [kind for kind, _ in errors if kind in ("bug", "bad-url")] == ["bad-url"]
     assert "IP:端口" in [message for kind, message in errors if kind == "bad-url"][0]
+
+
+@pytest.mark.parametrize("url", ["http://ip:port", "http://[::1", "http://example.com:+80/"])
+def test_a_typed_url_that_is_no_url_is_refused_before_the_archive_is_made(tmp_path, url):
+    db = tmp_path / "archive.db"
+    proc = run_cli("crawl", url, "--db", str(db), check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == f"Error: not an http(s) URL: {url}\n"
+    assert not db.exists()
