@@ -315,7 +315,7 @@ def test_a_real_hexo_blog_whose_post_autolinks_ip_and_port_is_archived_whole(tmp
     assert {p.path for p in blog.posts if p.linked} <= archived
     _, errors = _posts_and_errors(db)
     assert [kind for kind, _ in errors if kind in ("bug", "bad-url")] == ["bad-url"]
-    assert "IP:端口" in [message for kind, message in errors if kind == "bad-url"][0]
+    assert "IP:端口" in next(message for kind, message in errors if kind == "bad-url")
 
 
 @pytest.mark.parametrize("url", ["http://ip:port", "http://[::1", "http://example.com:+80/"])
