@@ -27,6 +27,7 @@ from archive.opml import parse_opml
 from archive.urls import host_of, is_http_url, normalize_url, parse_url, url_key
 from archive.warc import check_warc
 from crawler.feeds import FeedError, parse_feed, term_kind
+from crawler.incremental import sitemap_entries
 from crawler.media import article_media, page_images
 from crawler.pages import SectionStats
 from crawler.spiders.state import SourceState
@@ -165,6 +166,17 @@ def test_feed_links_and_guids_that_are_no_url(links, guid):
             continue
         for entry in feed["entries"]:
             assert entry["url"] is None or normalize_url(entry["url"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(url_like, min_size=1, max_size=6))
+def test_sitemap_locations_that_are_no_url(locs):
+    body = ('<?xml version="1.0" encoding="utf-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            + "".join(f"<url><loc>{_xml_text(loc)}</loc></url>" for loc in locs) + "</urlset>").encode()
+    state = _state()
+    for entry in sitemap_entries(body):
+        url = state.own(entry["loc"])
+        assert url is None or normalize_url(url) == url
 
 
 def test_a_json_feed_link_that_is_not_text_is_no_link():
