@@ -1,10 +1,15 @@
 """URL identity: one post, one URL, whatever form a link used."""
 
+import ipaddress
+import logging
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
-from w3lib.url import canonicalize_url, url_query_cleaner
+from w3lib.url import canonicalize_url, safe_url_string, url_query_cleaner
+
+logger = logging.getLogger(__name__)
 
 TRACKING_PARAMS = (
     "utm_source",
@@ -31,9 +36,58 @@ PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.I)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 INDEX_FILE = re.compile(r"/index\.(html?|php)$")
 FRAGMENT_SAFE = "/?:@!$&'()*+,;="  # what a fragment holds as it is (RFC 3986), the rest percent-encoded
+# The URL Standard's forbidden domain code points (less ":", a port's): a host holding one is
+# no host, and a browser follows no link to it.
+FORBIDDEN_HOST = re.compile(r"[\x00-\x20\x7f#%/<>?@\[\\\]^|]")
 # A blog's pages repeat their navigation, sidebar and tag-cloud links: each
 # form is normalised once. Bounded, so memory does not grow with the blog.
 CACHED_URLS = 65_536
+
+
+def parse_url(url: str, base: str = "", *, encoding: str | None = None,
+              on_bad: Callable[[str], None] | None = None) -> str | None:
+    """The absolute http(s) URL that ``url`` names, read against ``base``; None when it names none.
+
+    A string that is no URL (a port that is no number or past 65535, a broken IPv6 literal, a
+    host with a character no host has) is no link, as it is to a browser: it is logged at debug
+    level and handed to ``on_bad`` (to be counted), never raised. A URL of another scheme
+    (``mailto:``, ``javascript:``) is None too, silently. Every URL returned is one that
+    ``normalize_url``, ``url_key`` and ``host_of`` read, and Scrapy fetches. With ``encoding``
+    (a page's), non-ASCII in the path and query is percent-encoded in it, as a browser does.
+    """
+    try:
+        encoded = safe_url_string(url, encoding) if encoding else url
+        absolute = urljoin(base, encoded) if base else encoded
+        parts = urlsplit(absolute)
+        if parts.scheme not in DEFAULT_PORTS:
+            return None
+        if _valid_host(parts.hostname or "", parts.netloc) and _valid_port(parts.netloc):
+            normal = urlsplit(normalize_url(absolute))  # IDNA may make a host no host ("˘" is " ̆")
+            if _valid_host(normal.hostname or "", normal.netloc):
+                return absolute
+    except ValueError:  # UnicodeError too: a host IDNA cannot encode
+        pass
+    logger.debug("not a URL, taken as no link: %r", url)
+    if on_bad is not None:
+        on_bad(url)
+    return None
+
+
+def _valid_host(host: str, netloc: str) -> bool:
+    """A name or an address: no IPv6 literal but a valid one, no space, control or forbidden character."""
+    if netloc.rpartition("@")[2].startswith("[") or ":" in host:  # an IPv6 literal, its brackets taken off
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return False
+        return True
+    return bool(host) and host.isprintable() and not FORBIDDEN_HOST.search(host)
+
+
+def _valid_port(netloc: str) -> bool:
+    """No port, or digits alone (urllib reads ``+80`` and `` 80`` as 80, which no browser does)."""
+    port = netloc.rpartition("@")[2].rpartition("]")[2].partition(":")[2]
+    return port.isascii() and (port == "" or port.isdigit())
 
 
 @lru_cache(maxsize=CACHED_URLS)
@@ -42,17 +96,25 @@ def normalize_url(url: str) -> str:
 
     Lower-case scheme and host, no default port, no fragment, no tracking
     or session parameters, sorted query, ``/index.html`` dropped, non-ASCII
-    paths percent-encoded as UTF-8, credentials removed.
+    paths percent-encoded as UTF-8, credentials removed. Its own result is
+    its own canonical form.
+
+    Raises:
+        ValueError: ``url`` cannot be parsed (``parse_url`` says None for it first).
     """
     url = PATH_SESSION.sub("", url)
     url = url_query_cleaner(url, DROPPED_PARAMS, remove=True, keep_fragments=False)
     url = canonicalize_url(url)
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if parts.port and parts.port != DEFAULT_PORTS.get(parts.scheme):
-        host = f"{host}:{parts.port}"
+    host = _netloc(parts.hostname or "", parts.port, parts.scheme)
     path = INDEX_FILE.sub("/", parts.path) or "/"
     return urlunsplit((parts.scheme, host, path, parts.query, ""))
+
+
+def _netloc(host: str, port: int | None, scheme: str) -> str:
+    """``host[:port]``, lower-case, an IPv6 literal in its brackets, the default port omitted."""
+    host = f"[{host.lower()}]" if ":" in host else host.lower()
+    return f"{host}:{port}" if port and port != DEFAULT_PORTS.get(scheme) else host
 
 
 def feed_item_url(feed_url: str, guid: str) -> str:
@@ -80,18 +142,17 @@ def url_key(url: str) -> str:
 
 
 def host_of(url: str) -> str:
-    """``host[:port]`` of ``url``, lower-case, default port omitted."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if parts.port and parts.port != DEFAULT_PORTS.get(parts.scheme):
-        host = f"{host}:{parts.port}"
-    return host
+    """``host[:port]`` of ``url``, lower-case, default port omitted ("" when it has none or is no URL)."""
+    try:
+        parts = urlsplit(url)
+        return _netloc(parts.hostname or "", parts.port, parts.scheme)
+    except ValueError:
+        return ""
 
 
 def is_http_url(url: str) -> bool:
-    """True for an absolute http(s) URL with a host."""
-    parts = urlsplit(url)
-    return parts.scheme in DEFAULT_PORTS and bool(parts.hostname)
+    """True for an absolute http(s) URL with a host that can be parsed."""
+    return parse_url(url) is not None
 
 
 def parse_host_map(pairs: list[str]) -> dict[str, str]:

@@ -35,6 +35,7 @@ from warcio.warcwriter import WARCWriter
 
 from .captures import load_body, save_capture
 from .dates import parse_date
+from .urls import parse_url
 
 # What a crawl sends besides Host (crawler/settings.py, Scrapy's defaults and its compression middleware).
 REQUEST_HEADERS = [
@@ -227,7 +228,10 @@ def _named_sources(record: Any) -> list[dict[str, Any]]:
 
 def _capture_of(record: Any, digests: dict[str, str]) -> dict[str, Any] | None:
     """The capture a response or revisit record holds (a revisit's with no body, only its sha256),
-    or None for a type not archived."""
+    or None for a type not archived or a target that is no URL."""
+    url = parse_url((record.rec_headers.get_header("WARC-Target-URI") or "").strip("<>"))
+    if url is None:
+        return None
     http = record.http_headers
     headers: dict[str, str] = {}
     for name, value in http.headers:
@@ -247,7 +251,7 @@ def _capture_of(record: Any, digests: dict[str, str]) -> dict[str, Any] | None:
         digests[digest or payload_digest(body)] = sha
     status = int(http.get_statuscode() or 0)
     when = parse_date(record.rec_headers.get_header("WARC-Date"))
-    return {"url": record.rec_headers.get_header("WARC-Target-URI").strip("<>"), "status": status, "fetched_at": when,
+    return {"url": url, "status": status, "fetched_at": when,
             "headers": {k: v for k, v in headers.items() if k not in TRANSFER_HEADERS}, "body": body, "sha": sha}
 
 

@@ -24,12 +24,12 @@ import json
 import sys
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from archive import find_sources, open_archive
 from archive.captures import latest_capture
 from archive.revisit import DEFAULT_POLICY, get_fetch, in_future
-from archive.urls import normalize_url
+from archive.urls import normalize_url, parse_url
 from archive.writes import scope_of
 
 from .incremental import feed_entries, load_plan, sitemap_entries, sitemap_lastmod
@@ -51,14 +51,15 @@ def planned(db: Any, source: dict[str, Any], *, mode: str, policy: str) -> Itera
     for feed in feeds:
         capture = latest_capture(db, feed)
         for entry in feed_entries(capture["body"] if capture else None, feed):
-            url = normalize_url(urljoin(feed, entry["url"])) if entry["url"] else None
+            url = normalize_url(entry["url"]) if entry["url"] else None  # absolute, parsed (crawler.feeds)
             if url and in_scope(url, source["scope"]) and plan.wants_entry(url, entry.get("updated")):
                 listed.setdefault(url, f"announced by {feed}" if url in plan.posts else f"new, listed by {feed}")
     for sitemap in sitemaps:
         capture = latest_capture(db, sitemap)
         for entry in sitemap_entries(capture["body"] if capture else None):
-            url = normalize_url(entry["loc"])
-            if in_scope(url, source["scope"]) and plan.wants_entry(url, sitemap_lastmod(entry), since_check=True):
+            loc = parse_url(entry.get("loc", ""))
+            url = normalize_url(loc) if loc else None
+            if url and in_scope(url, source["scope"]) and plan.wants_entry(url, sitemap_lastmod(entry), since_check=True):
                 listed.setdefault(url, f"announced by {sitemap}" if url in plan.posts else f"new, listed by {sitemap}")
     for url, why in listed.items():
         yield {"url": url, "why": why}

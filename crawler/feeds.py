@@ -4,13 +4,13 @@ import hashlib
 import json
 import re
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 from xml.sax.saxutils import escape
 
 import feedparser
 
 from archive.dates import parse_date
-from archive.urls import is_http_url, url_key
+from archive.urls import is_http_url, parse_url, url_key
 
 from .encoding import xml_to_utf8
 
@@ -46,7 +46,10 @@ def looks_like_feed(body: bytes, content_type: str = "") -> bool:
 def term_kind(url: str) -> str | None:
     """``tags`` or ``categories`` when ``url`` is a tag's or a category's page (its nearest
     folder says so), else None."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # no URL: no term's page
+        return None
     segments = [unquote(s).lower().removesuffix(".html").removesuffix(".htm") for s in parts.path.split("/") if s]
     folders = segments if parts.fragment else segments[:-1]  # tags.html#name lists what /tags/name/ would
     params = [k.lower() for k, _ in parse_qsl(parts.query)]
@@ -184,10 +187,8 @@ def _split_replies(read: list[tuple[dict[str, Any], str | None]], hangs_off: lis
 
 def _page_key(url: str | None, base: str) -> str | None:
     """The page a link leads to, as ``url_key`` names it; None for no link or one that cannot be read."""
-    try:
-        return url_key(urljoin(base, url)) if url else None
-    except ValueError:
-        return None
+    link = parse_url(url, base) if url else None
+    return url_key(link) if link else None
 
 
 def _own_link(entry: Any, xml: bytes) -> str | None:
@@ -210,7 +211,7 @@ def _entry(entry: Any, base: str, xml: bytes = b"") -> dict[str, Any]:
     published = parse_date(dict.get(entry, "published_parsed")) or parse_date(dict.get(entry, "published"))
     terms = [t for t in entry.get("tags", []) if (t.get("term") or "").strip()]
     return {
-        "url": urljoin(base, link) if (link := _own_link(entry, xml)) else None,
+        "url": parse_url(link, base) if (link := _own_link(entry, xml)) else None,  # a link that is no URL is none
         "guid": entry.get("id") or entry.get("link") or _fallback_guid(entry),
         "title": entry.get("title"),
         "author": (entry.get("author_detail") or {}).get("name") or entry.get("author"),
@@ -254,7 +255,7 @@ def _parse_json_feed(body: bytes, url: str, max_entries: int, page: str | None) 
         authors = item.get("authors") or ([item["author"]] if item.get("author") else [])
         entries.append(
             {
-                "url": urljoin(url, link) if link else None,
+                "url": parse_url(link, url) if isinstance(link, str) else None,
                 "guid": str(item.get("id") or link or _fallback_guid({**item, "content": [{"value": content}]})),
                 "title": item.get("title"),
                 "author": (authors[0] or {}).get("name") if authors else None,
@@ -276,7 +277,7 @@ def _parse_json_feed(body: bytes, url: str, max_entries: int, page: str | None) 
         "link": data.get("home_page_url"),
         "entries": entries,
         "replies": replies,
-        "next": [data["next_url"]] if data.get("next_url") else [],
+        "next": [data["next_url"]] if isinstance(data.get("next_url"), str) else [],
         "wordpress": False,
         "warnings": warnings,
     }

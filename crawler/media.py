@@ -10,7 +10,9 @@ that tells the theme's (a logo, an avatar on every page) from a post's own.
 import re
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
+
+from archive.urls import parse_url
 
 LAZY = ("data-src", "data-original", "data-lazy-src")
 LAZY_SRCSET = ("data-srcset", "data-lazy-srcset")
@@ -91,5 +93,4 @@ def _file_kind(url: str) -> str | None:
 def _absolute(raw: str | None, base: str) -> str | None:
     if not raw or raw.strip().startswith("data:"):
         return None
-    url = urljoin(base, raw.strip())
-    return url if urlsplit(url).scheme in ("http", "https") else None
+    return parse_url(raw.strip(), base)  # a src that is no URL shows no image

@@ -8,10 +8,12 @@ the first candidate that parses wins. Titles are chosen by agreement.
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from lxml import etree
 from parsel import Selector
+
+from archive.urls import parse_url
 
 from .pages import (ARTICLE_TYPES, DATE_TEXT, EDGE_TOKEN, furniture_marked, in_furniture, ld_nodes, lone_time,
                     short_text, time_datetime, url_date, visible_date)
@@ -176,9 +178,10 @@ def _term_links(sel: Selector, url: str, article: etree._Element | None) -> tupl
     host = urlsplit(url).netloc
     found: dict[str, list[tuple[str, bool]]] = {"tags": [], "categories": []}
     for link in links:
-        href = urlsplit(urljoin(url, link.attrib["href"]))
+        absolute = parse_url(link.attrib["href"], url)
+        href = urlsplit(absolute or "")
         text = _term_label(link.root)
-        if href.netloc != host or not text:
+        if absolute is None or href.netloc != host or not text:
             continue
         rel = (link.attrib.get("rel") or "").lower().split()
         kind = term_kind(href.geturl())

@@ -15,21 +15,26 @@ of a page to find the refresh in its first 4,096 characters. Scrapy's decodes
 the whole body for them and keeps the text on the response: one more copy of
 every page in flight, 15 MB more for a 15 MB page (and up to four times its bytes
 for a text that is not ASCII).
+
+Both redirects, ``RedirectMiddleware`` (Scrapy's) and the meta refresh, take a
+target that is no URL (``Location: http://[::1``) as no redirect: the answer is
+kept as it came (a 3xx is then recorded as its status), not raised as a bug.
 """
 
+import logging
 import sys
 import zlib
 from collections.abc import Callable
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from scrapy import Request
 from scrapy.downloadermiddlewares import redirect
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response
 
-from archive.urls import host_of
+from archive.urls import host_of, parse_url
 
 try:
     import brotli
@@ -44,6 +49,7 @@ else:
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+logger = logging.getLogger(__name__)
 META_KEY = "archive_mapped"
 CHUNK = 1 << 20
 
@@ -76,8 +82,10 @@ class MapHostsMiddleware:
         location = response.headers.get("Location")
         if location and 300 <= response.status < 400:
             # A redirect within the mirror is a redirect within the original site.
-            absolute = urljoin(target, location.decode("latin-1"))
+            absolute = parse_url(location.decode("latin-1"), target)
             base = self.host_map[host_of(original)]
+            if absolute is None:  # no URL: left for RedirectMiddleware to refuse
+                return response.replace(url=original)
             if absolute == base or absolute.startswith(base + "/"):
                 parts = urlsplit(original)
                 absolute = f"{parts.scheme}://{parts.netloc}{absolute[len(base):] or '/'}"
@@ -88,10 +96,28 @@ class MapHostsMiddleware:
 HEAD_BYTES = 4 * 4096  # 4,096 characters of four bytes at most
 
 
-class MetaRefreshMiddleware(redirect.MetaRefreshMiddleware):
-    """Scrapy's meta refresh, found in the page's first ``HEAD_BYTES`` decoded alone."""
+class RedirectMiddleware(redirect.RedirectMiddleware):
+    """Scrapy's redirects; a ``Location`` that is no URL is no redirect."""
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
+        try:
+            return super().process_response(request, response)
+        except ValueError:  # w3lib's and urllib's word for a URL they cannot parse
+            logger.debug("a redirect to no URL (%r) at %s: not followed", response.headers.get("Location"), request.url)
+            return response
+
+
+class MetaRefreshMiddleware(redirect.MetaRefreshMiddleware):
+    """Scrapy's meta refresh, found in the page's first ``HEAD_BYTES`` decoded alone; a refresh to no URL is none."""
+
+    def process_response(self, request: Request, response: Response) -> Request | Response:
+        try:
+            return self._refresh(request, response)
+        except ValueError:
+            logger.debug("a meta refresh to no URL at %s: not followed", request.url)
+            return response
+
+    def _refresh(self, request: Request, response: Response) -> Request | Response:
         if not isinstance(response, HtmlResponse) or len(response.body) <= HEAD_BYTES:
             return super().process_response(request, response)
         head = response.replace(body=response.body[:HEAD_BYTES], encoding=response.encoding)

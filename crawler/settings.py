@@ -139,6 +139,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Scrapy's meta refresh (580), reading a page's first bytes instead of decoding all of it
     "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
     "crawler.middlewares.MetaRefreshMiddleware": 580,
+    # Scrapy's (600), a Location that is no URL taken as no redirect
+    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+    "crawler.middlewares.RedirectMiddleware": 600,
     # holds requests while pages wait for an extraction worker (back-pressure)
     "crawler.pool.ExtractionGate": 60,
     # after that check, before decompression (590): a big page holds one of a few lanes (ARCHIVE_MEMORY_MB)

@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
+from archive.urls import parse_url
+
 # Separators between a page's title and its site's name (or tagline) in <title>:
 # spaced ASCII and typographic ones, and the unspaced ones CJK sites use.
 SEPARATOR = re.compile(r"\s+(?:[\-–—·»•~›]|::)\s+|\s*[|｜]\s*|\s*_+\s*")
@@ -197,6 +199,8 @@ def choose_title(
                     total += params["fuzzy"] * weight * len(words & o) / max(1, len(words | o))
         return total
 
+    if not votes:  # every reading folds to nothing: a title of punctuation or marks alone
+        return None
     scored = {k: support(k) for k in votes}
     best_key = max(scored, key=lambda k: (round(scored[k], 6), -first[k][2]))
     text, origin, _ = first[best_key]
@@ -337,7 +341,7 @@ def site_name_parts(root: etree._Element, url: str | None = None) -> list[str]:
 
 def host_name(url: str | None) -> str | None:
     """``example`` for https://www.example.co.uk/page: the name a site's host gives it."""
-    host = (urlsplit(url or "").hostname or "").lower()
+    host = (urlsplit(parse_url(url or "") or "").hostname or "").lower()
     labels = [x for x in host.split(".") if x and x != "www"]
     if len(labels) < 2 or all(x.isdigit() for x in labels):
         return None

@@ -30,7 +30,7 @@ from archive import ensure_sources, find_sources
 from archive.captures import body_sha256
 from archive.media import LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
-from archive.urls import feed_item_url, host_of, url_key
+from archive.urls import feed_item_url, host_of, parse_url, url_key
 
 from ..conditional import REVALIDATE, SHA, UNCHANGED
 from ..encoding import html_encoding
@@ -202,6 +202,7 @@ class BlogSpider(Spider):
             assert state.plan is not None
             complete = reason == "finished" and state.plan.complete and not (state.plan.failed or state.budget_cut)
             self.store.write(finish_source_crawl, state.id, finished=reason == "finished", complete=complete)
+            self.crawler.stats.inc_value("archive/bad_urls", state.bad_urls)
             for remembered in (state.seen, state.parsed, state.entries, state.listed, state.lacking, state.unsure):
                 self.crawler.stats.inc_value("archive/keys_on_disk", remembered.spilled)
                 remembered.close()
@@ -271,6 +272,13 @@ class BlogSpider(Spider):
                 dont_filter=True,
             )
 
+    def _bad_urls(self, state: SourceState, url: str) -> Iterator[CrawlError]:
+        """One row per source, where the first string that is no URL was met (the stats count them all)."""
+        if state.first_bad_url is not None and not state.bad_url_told:
+            state.bad_url_told = True
+            yield CrawlError(state.id, url, "bad-url", f"not a URL, taken as no link: {state.first_bad_url[:200]!r} "
+                                                       "(archive/bad_urls in the crawl's stats counts them all)")
+
     def _discovery_done(self, state: SourceState) -> Iterator[Request]:
         state.pending -= 1
         if state.pending == 0:
@@ -322,6 +330,7 @@ class BlogSpider(Spider):
         for url in sitemaps or [urljoin(state.scope, "sitemap.xml")]:
             if url_key(url) not in state.documents:
                 yield self._discovery(state, url, self.parse_sitemap, probe=not sitemaps)
+        yield from self._bad_urls(state, response.url)
         yield from self._discovery_done(state)
 
     def parse_feed(self, response: Response, state: SourceState) -> Iterator[Any]:
@@ -384,10 +393,11 @@ class BlogSpider(Spider):
         for url in state.plan.missing(response, listed, state.own, feed=feed, before=before) if state.plan else []:
             yield from self._page(state, url)
         for link in feed["next"]:
-            url = state.own(urljoin(response.url, link))
+            url = state.own(link, response.url)
             if url and url_key(url) not in state.seen:
                 state.seen.add(url_key(url))
                 yield self._discovery(state, url, self.parse_feed)
+        yield from self._bad_urls(state, response.url)
         if feed["wordpress"] and new and feed_url:
             # WordPress pages its feeds with ?paged=N; stop at the first page with nothing new.
             page = response.meta.get("paged", 1) + 1
@@ -450,6 +460,7 @@ class BlogSpider(Spider):
                     yield from self._page(state, url)
         for url in state.plan.missing(response, listed, state.own) if state.plan else []:
             yield from self._page(state, url)
+        yield from self._bad_urls(state, response.url)
         yield from self._discovery_done(state)
 
     async def parse_page(self, response: Response, state: SourceState) -> AsyncIterator[Any]:
@@ -475,6 +486,8 @@ class BlogSpider(Spider):
             yield CrawlError(state.id, url, "cut", f"more than {state.max_links} links: only the first {state.max_links} read")
             del hrefs[state.max_links:]
         links = list(dict.fromkeys(t for href in hrefs if (t := state.link(base, href, encoding))))
+        for told in self._bad_urls(state, url):
+            yield told
         for link_url in state.plan.select_links(links, lambda u: url_key(u) in state.seen) if state.plan else links:
             for output in self._page(state, link_url, depth):
                 yield output
@@ -483,7 +496,7 @@ class BlogSpider(Spider):
                 yield request
             return
         evidence = read_evidence(sel, state.max_links)
-        canonical = state.own(urljoin(response.url, evidence.canonical)) if evidence.canonical else None
+        canonical = state.own(evidence.canonical, response.url) if evidence.canonical else None
         if canonical and url_key(canonical) != url_key(url) and in_scope(canonical, state.scope):
             aliases.append({"alias": url, "why": "rel=canonical"})
             state.seen.add(url_key(canonical))
@@ -654,17 +667,21 @@ def _read_part(response: TextResponse) -> tuple[str, str]:
     else:
         head = html_to_unicode(f"charset={response.encoding}", body[:READ_HEAD])[1]  # a BOM says more than the charset
         part = head + body[-READ_TAIL:].decode(response.encoding, errors="replace")
-    return part, get_base_url(part[:BASE_CHARS], response.url, response.encoding)
+    try:
+        base = parse_url(get_base_url(part[:BASE_CHARS], response.url, response.encoding))
+    except ValueError:
+        base = None
+    return part, base or response.url  # a <base href> that is no URL is ignored, as by a browser
 
 
 def _declared_feeds(base: str, state: SourceState, sel: Selector) -> list[str]:
     """The feeds a page declares with ``<link rel="alternate">``, in the blog's own form."""
     declared = [
-        urljoin(base, link.attrib["href"])
+        state.own(link.attrib["href"], base)
         for link in sel.xpath('//link[@rel="alternate"][@href]')
         if (link.attrib.get("type") or "").lower() in FEED_TYPES
     ]
-    return list(dict.fromkeys(u for u in (state.own(x) or "" for x in declared) if u))
+    return list(dict.fromkeys(u for u in declared if u))
 
 
 def lacks(post: BlogPost) -> str:

@@ -6,15 +6,14 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta, timezone, tzinfo
 from datetime import time as time_of_day
 from typing import Any
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from dateutil import parser as dateutil_parser
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.utils.url import url_has_any_extension
 from w3lib.html import strip_html5_whitespace
-from w3lib.url import safe_url_string
 
-from archive.urls import host_of, is_http_url, normalize_url
+from archive.urls import host_of, normalize_url, parse_url
 
 from ..incremental import SourcePlan
 from ..mediafetch import MediaLedger
@@ -69,6 +68,14 @@ class SourceState:
     plan: SourcePlan | None = None  # what this run does for the source (crawler/incremental.py)
     links: dict[tuple[str, str, str], str | None] = field(default_factory=dict)  # link -> in-scope URL (bounded)
     media: MediaLedger | None = None  # its posts' images (crawler/mediafetch.py)
+    bad_urls: int = 0  # links, feed and sitemap entries that are no URL: taken as no link
+    first_bad_url: str | None = None
+    bad_url_told: bool = False  # its crawl_errors row (kind bad-url) is written
+
+    def note_bad_url(self, text: str) -> None:
+        self.bad_urls += 1
+        if self.first_bad_url is None:
+            self.first_bad_url = text
 
     def link(self, base: str, href: str, encoding: str) -> str | None:
         """The in-scope page a link of a page at ``base`` leads to, in the blog's own form; else None.
@@ -88,19 +95,22 @@ class SourceState:
         if key not in self.links:
             if len(self.links) >= CACHED_LINKS:
                 self.links.clear()
-            url = urljoin(base, safe_url_string(href, encoding))
-            own = None if url_has_any_extension(url, NOT_PAGES) else self.own(url)
+            url = parse_url(href, base, encoding=encoding, on_bad=self.note_bad_url)
+            own = None if url is None or url_has_any_extension(url, NOT_PAGES) else self.own(url)
             self.links[key] = own if own and in_scope(own, self.scope) else None
         return self.links[key]
 
-    def own(self, url: str) -> str | None:
-        """``url`` normalised, on the blog's own host when it is an alias or a mirror; None if not http."""
-        for base in self.bases:
-            if url == base or url.startswith(base + "/"):
-                url = self.origin + url[len(base):]
-                break
-        if not is_http_url(url):
+    def own(self, url: str, base: str = "") -> str | None:
+        """``url`` (read against ``base``) normalised, on the blog's own host when it is an alias or
+        a mirror; None if not http, or no URL at all."""
+        absolute = parse_url(url, base, on_bad=self.note_bad_url)
+        if absolute is None:
             return None
+        url = absolute
+        for mirror in self.bases:
+            if url == mirror or url.startswith(mirror + "/"):
+                url = self.origin + url[len(mirror):]
+                break
         parts = urlsplit(url)
         if host_of(url) in self.aliases:
             url = self.origin + url[len(f"{parts.scheme}://{parts.netloc}"):]

@@ -4,6 +4,10 @@
 captures as they are at that moment, ``/-/blogarchive/DATABASE.opml`` is
 ``blogarchive export opml``: nothing is written ahead, so nothing is stale.
 Both need the permission to view the database.
+
+``.atom`` is datasette-atom's feed of a query's rows, and a query that finds
+nothing (a search with no match) is an empty feed, not datasette-atom's error
+(it takes the newest of no dates).
 """
 
 import asyncio
@@ -11,11 +15,15 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
+import datasette_atom
+from datasette import __version__ as datasette_version
 from datasette import hookimpl
 from datasette.app import Datasette
 from datasette.utils.asgi import AsgiFileDownload, Request, Response
+from feedgen.feed import FeedGenerator
 from sqlite_utils import Database
 
 from archive.opml import export_opml
@@ -61,6 +69,28 @@ async def opml(datasette: Datasette, request: Request) -> Response:
     finally:
         db.close()
     return Response(text, content_type="text/x-opml; charset=utf-8")
+
+
+def render_atom(datasette: Datasette, request: Request, sql: str, columns: list[str], rows: list[Any],
+                database: str, table: str | None, query_name: str | None, view_name: str, data: dict[str, Any]) -> Response:
+    """datasette-atom's feed of the rows; with none, an empty feed titled as datasette-atom titles it."""
+    if rows:
+        return datasette_atom.render_atom(datasette, request, sql, columns, rows, database, table, query_name,
+                                          view_name, data)
+    feed = FeedGenerator()
+    feed.generator(generator="Datasette", version=datasette_version, uri="https://github.com/simonw/datasette")
+    feed.id(request.url)
+    feed.link(href=request.url, rel="self")
+    feed.updated(datetime.now(UTC))  # nothing found, as of now
+    query = ((datasette.metadata(database=database) or {}).get("queries") or {}).get(query_name or "")
+    title = query.get("title") if isinstance(query, dict) else None
+    feed.title(title or request.args.get("_feed_title", sql) + (f"/{table}" if table else ""))
+    return Response(feed.atom_str(pretty=True), content_type="application/xml; charset=utf-8", status=200)
+
+
+@hookimpl(trylast=True)  # called after datasette-atom's: this "atom" renderer is the one kept
+def register_output_renderer() -> dict[str, Any]:
+    return {"extension": "atom", "render": render_atom, "can_render": datasette_atom.can_render_atom}
 
 
 @hookimpl
