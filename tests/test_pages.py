@@ -211,4 +211,4 @@ def test_a_listing_s_links_in_its_entries_headers_are_its_own():
       <article class="post-preview"><header><p class="publish-date">7 November 2020</p>
         <a href="/posts/a"><h3>A - the first</h3></a></header><p>Teaser.</p><a href="/posts/a">Read more</a></article>
       </main><footer><a href="/about">About</a></footer></body></html>""")
-    assert listing_links(page.root) == [("/posts/a", "A - the first"), ("/posts/a", "")]
+    assert listing_links(page.root) == [("/posts/a", "A - the first", True), ("/posts/a", "", True)]
