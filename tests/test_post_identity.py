@@ -10,6 +10,7 @@
 """
 
 import threading
+import time
 from pathlib import Path
 
 from blogsite import RouteServer, html_page, text_page, xml_page
@@ -81,3 +82,99 @@ def test_a_site_page_with_a_zero_date_or_a_link_in_a_sentence_is_not_a_post(tmp_
     posts = {r["url"]: r for r in rows(db, "select url, title, published from posts")}
     assert set(posts) == {f"http://{HOST}/{p}/" for p, _, _ in POSTS} | {f"http://{HOST}/{note[0]}/"}
     assert posts[f"http://{HOST}/{note[0]}/"]["published"] is None
+
+
+COPY = "2024/01/post-1/post-1"  # the generator's asset folder of post 1 holds a copy of its page
+STUBS = [("2024/07/stub-a", "Stub A", "2024-07-01"), ("2024/07/stub-b", "Stub B", "2024-07-02")]
+
+
+class Late:
+    """A route that answers only after another was asked for, and ``seconds`` more: the other
+    page is fetched, extracted and saved first."""
+
+    def __init__(self, page, seconds: float = 1.5):
+        self.page, self.seconds = page, seconds
+        self.before = threading.Event()
+        self.answered: dict[str, float] = {}  # "first" and "late": when each answered
+
+    def first(self, page):
+        def route(path: str, query: str):
+            self.before.set()
+            self.answered["first"] = time.monotonic()
+            return page
+        return route
+
+    def __call__(self, path: str, query: str):
+        self.before.wait(60)
+        time.sleep(self.seconds)
+        self.answered["late"] = time.monotonic()
+        return self.page
+
+
+def copies_routes(*, copy: bool, late: str | None = None) -> dict:
+    """The blog; with ``copy``, the sitemap lists the asset folder's copy of post 1 too; ``late``:
+    ``"copy"`` or ``"post"``, the one of the two that answers after the other was saved."""
+    posts = POSTS + STUBS
+    pages = {f"/{p}/": html_page(post_page(t, d)) for p, t, d in POSTS}
+    # two stubs of the same few words: two posts, however alike
+    pages |= {f"/{p}/": html_page(post_page(t, d, "Coming soon.")) for p, t, d in STUBS}
+    urls = [f"/{p}/" for p, _, _ in posts] + ([f"/{COPY}/"] if copy else [])
+    sitemap = "".join(f"<url><loc>http://{HOST}{path}</loc></url>" for path in urls)
+    routes = {
+        "/": html_page(listing("Identity", [(p, t) for p, t, _ in posts])),
+        "/feed.xml": xml_page(feed(posts), "application/atom+xml"),
+        "/sitemap.xml": xml_page("<?xml version='1.0'?><urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'>"
+                                 f"{sitemap}</urlset>"),
+        "/robots.txt": text_page(f"Sitemap: http://{HOST}/sitemap.xml\n"),
+        **pages,
+    }
+    if copy:
+        original = pages[f"/{POSTS[0][0]}/"]
+        routes[f"/{COPY}/"] = original
+        if late:
+            gate = routes["gate"] = Late(original)
+            routes[f"/{POSTS[0][0]}/"], routes[f"/{COPY}/"] = (gate, gate.first(original)) if late == "post" \
+                else (gate.first(original), gate)
+    return routes
+
+
+def archived(db: Path) -> dict:
+    """What a reader of the archive finds: the posts, and the aliases of each."""
+    posts = {r["url"]: (r["title"], r["published"]) for r in rows(db, "select url, title, published from posts")}
+    aliases = {(r["alias"], r["url"], r["why"]) for r in rows(
+        db, "select a.alias, p.url, a.why from post_aliases a join posts p on p.id = a.post_id")}
+    return {"posts": posts, "aliases": aliases}
+
+
+def test_a_copy_of_a_post_at_a_second_url_is_an_alias_whichever_is_fetched_first(tmp_path: Path) -> None:
+    results = []
+    for late in ("post", "copy"):
+        db = tmp_path / f"{late}.db"
+        routes = copies_routes(copy=True, late=late)
+        gate = routes.pop("gate")
+        with RouteServer(routes) as server:
+            run_cli(*crawl_args(f"http://{HOST}/", db, {HOST: server.base}))
+        assert gate.answered["first"] + gate.seconds <= gate.answered["late"]
+        results.append(archived(db))
+        judged = {r["url"]: r["kind"] for r in rows(db, "select url, kind from pages")}
+        assert judged[f"http://{HOST}/{COPY}/"] == "alias" and judged[f"http://{HOST}/{POSTS[0][0]}/"] == "post"
+    copy_first, post_first = results
+    assert copy_first == post_first
+    assert set(post_first["posts"]) == {f"http://{HOST}/{p}/" for p, _, _ in POSTS + STUBS}
+    assert post_first["posts"][f"http://{HOST}/{POSTS[0][0]}/"] == ("Post number 1", "2024-01-01T08:00:00Z")
+    assert (f"http://{HOST}/{COPY}/", f"http://{HOST}/{POSTS[0][0]}/", "the same text") in post_first["aliases"]
+
+
+def test_a_copy_found_on_a_later_run_joins_the_post(tmp_path: Path) -> None:
+    db = tmp_path / "archive.db"
+    with RouteServer(copies_routes(copy=False)) as server:
+        run_cli(*crawl_args(f"http://{HOST}/", db, {HOST: server.base}))
+    before = archived(db)
+    with RouteServer(copies_routes(copy=True)) as server:
+        run_cli(*crawl_args(f"http://{HOST}/", db, {HOST: server.base}))
+        assert f"/{COPY}/" in server.paths()
+    after = archived(db)
+    assert after["posts"] == before["posts"]
+    assert after["aliases"] == before["aliases"] | {(f"http://{HOST}/{COPY}/", f"http://{HOST}/{POSTS[0][0]}/", "the same text")}
+    versions = rows(db, "select p.url, count(*) as n from post_versions v join posts p on p.id = v.post_id group by p.url")
+    assert all(v["n"] == 1 for v in versions)
