@@ -351,12 +351,9 @@ def add_post_listing_index(db: Database) -> None:
 
 @migrations()
 def add_post_copies(db: Database) -> None:
-    # A hash of each post's normalised title and text (archive/copies.py): a second URL of the same blog
-    # with the same text is an alias of the post, not another post. And what names the post's
-    # URL (a JSON array: feed, sitemap, listing, rel=canonical), which decides, between two
-    # copies, which URL is the post's own.
+    # A hash of each post's normalised title and text (archive/copies.py): a second URL of the
+    # same blog with the same title and text is an alias of the post, not another post.
     db["posts"].add_column("text_hash", str)
-    db["posts"].add_column("url_evidence", str, not_null_default="[]")
     db.conn.create_function("text_key", 2, text_key, deterministic=True)
     db.execute("update posts set text_hash = text_key(title, text) where text is not null")
     db["posts"].create_index(["source_id", "text_hash"])

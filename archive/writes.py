@@ -153,8 +153,8 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
     """Insert or update one post; return ``new``, ``updated`` or ``unchanged``.
 
     A post whose title and text another post of its source has (``archive.copies``) is that post: its URL
-    becomes an alias of it, or, when the evidence names this URL more surely, the post's own URL
-    (the other an alias); a copy never changes the post's content.
+    becomes an alias of it, or, when a feed names this URL and not the other (or this one is shorter),
+    the post's own URL (the other an alias); a copy never changes the post's content.
     """
     url = normalize_url(post["url"])
     row = {k: post.get(k) for k in POST_FIELDS}
@@ -163,7 +163,6 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
         row[key] = json.dumps(row[key] or [], ensure_ascii=False)
     row["content_hash"] = content_hash(post)
     row["text_hash"] = text_key(post.get("title"), post.get("text"))
-    row["url_evidence"] = json.dumps(sorted(set(post.get("url_evidence") or [])))
     now = utcnow()
     with db.atomic():
         existing = _find_post(db, url, post["source_id"], post.get("guid"))
@@ -171,11 +170,13 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
             return _copy_seen(db, url, existing, run_id)  # a copy whose text has changed since: still a copy
         copy = _copy_of(db, url, post["source_id"], row["text_hash"]) if existing is None else None
         if copy is not None:
-            if not outranks(url, post.get("url_evidence") or [], copy["url"], json.loads(copy["url_evidence"])):
+            if not outranks(url, post.get("guid"), copy["url"], copy["guid"]):
                 _save_aliases(db, copy["id"], copy["url"], [{"alias": url, "why": COPY}], now)
                 return _copy_seen(db, url, copy, run_id)
-            # this URL is the post's own: the one it had is the copy
+            # this URL is the post's own: the one it had is the copy, and what the copy gave the
+            # post's history in this run is the post's first sight of it, as if it had come first
             db.execute("delete from post_aliases where alias = ?", [url])
+            db.execute("delete from post_versions where post_id = ? and run_id = ?", [copy["id"], run_id])
             db["posts"].update(copy["id"], {"url": url})
             post = {**post, "aliases": [*(post.get("aliases") or []), {"alias": copy["url"], "why": COPY}]}
             _mark_copy(db, copy["url"], url)
@@ -187,9 +188,7 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
             outcome = "new"
         else:
             post_id = existing["id"]
-            # what names the URL only grows: a run that did not read the sitemap takes nothing away
-            row["url_evidence"] = json.dumps(sorted(set(json.loads(existing["url_evidence"])) | set(json.loads(row["url_evidence"]))))
-            changed = any(existing[k] != row[k] for k in (*POST_FIELDS, "content_hash") if row[k] is not None)
+            changed = any(existing[k] != row[k] for k in row if row[k] is not None)
             update = {k: v for k, v in row.items() if v is not None}
             db["posts"].update(post_id, {**update, "last_seen": now})
             outcome = "updated" if changed else "unchanged"

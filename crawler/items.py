@@ -23,7 +23,6 @@ class BlogPost:
     protected: str | None = None  # why the body is not archived: encrypted, behind a password
     provenance: list[dict] = field(default_factory=list)  # every candidate: field, value, origin, chosen
     aliases: list[dict] = field(default_factory=list)  # other URLs that led here: alias, why
-    url_evidence: list[str] = field(default_factory=list)  # what names the URL as the post's: feed, sitemap, listing, rel=canonical
     media: list[dict] | None = None  # what the article shows, in order: url, kind, alt (None: not read)
 
 

@@ -162,7 +162,7 @@ def test_deep_pagination_is_not_a_calendar_trap():
     state = SourceState(id=1, url=SCOPE, scope=SCOPE, origin="https://blog.test", aliases=set(), bases=set(),
                         max_pages=10, max_depth=500, max_links=10_000, max_query_variants=50, sections=SectionStats(),
                         seen=SpillSet(10), parsed=SpillDict(10), entries=SpillDict(10), listed=SpillDict(10), lacking=SpillDict(10),
-                        unsure=SpillDict(10), mapped=SpillSet(10))
+                        unsure=SpillDict(10))
     assert state.trap("https://blog.test/page/1000/", 1) is None
     assert state.trap("https://blog.test/?paged=2500", 1) is None
     assert state.trap("https://blog.test/calendar/?month=1850-01", 1) == "a calendar page outside 1990 to next year"

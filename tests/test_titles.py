@@ -163,7 +163,7 @@ GIT = '"Git" The Basics: A Version Control Cheat Sheet'
 def test_quotation_marks_a_theme_took_out_of_its_meta_tags_are_kept() -> None:
     # a template writing the title into attributes and JSON-LD strips the quotes that would end them
     bare = GIT.replace('"', "")
-    ld = '<script type="application/ld+json">{"@type": "BlogPosting", "headline": "%s"}</script>' % bare
+    ld = f'<script type="application/ld+json">{{"@type": "BlogPosting", "headline": "{bare}"}}</script>'
     doc = page(f"Lo-Fi Python | {GIT}", head=meta("og:title", bare) + meta("twitter:title", bare) + ld)
     assert title_of(doc, site_parts=("Lo-Fi Python",))[0] == GIT
     # never the quotation marks of another title, nor a spelling that differs in other characters

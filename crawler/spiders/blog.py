@@ -125,7 +125,6 @@ class BlogSpider(Spider):
             listed=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             lacking=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             unsure=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
-            mapped=SpillSet(settings.getint("ARCHIVE_MEMORY_KEYS")),
             plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
             media=ledger_for(settings, source.get("media"), theme=theme_media(self.store.db, source["id"]),
                              source_bytes=source_media_bytes(self.store.db, source["id"])),
@@ -203,8 +202,7 @@ class BlogSpider(Spider):
             assert state.plan is not None
             complete = reason == "finished" and state.plan.complete and not (state.plan.failed or state.budget_cut)
             self.store.write(finish_source_crawl, state.id, finished=reason == "finished", complete=complete)
-            for remembered in (state.seen, state.parsed, state.entries, state.listed, state.lacking, state.unsure,
-                               state.mapped):
+            for remembered in (state.seen, state.parsed, state.entries, state.listed, state.lacking, state.unsure):
                 self.crawler.stats.inc_value("archive/keys_on_disk", remembered.spilled)
                 remembered.close()
 
@@ -431,7 +429,6 @@ class BlogSpider(Spider):
                     yield self._discovery(state, url, self.parse_sitemap)
             elif in_scope(url, state.scope):
                 listed.append(url)
-                state.mapped.add(url_key(url))
                 if not state.plan or state.plan.wants_entry(url, sitemap_lastmod(entry), since_check=True):
                     yield from self._page(state, url)
         for url in state.plan.missing(response, listed, state.own) if state.plan else []:
@@ -564,10 +561,6 @@ class BlogSpider(Spider):
             return
         post.source_id = state.id
         post.aliases = aliases
-        # what names this URL as the post's: between two copies of one text, the archive keeps the better named
-        named = (("feed", entry is not None), ("sitemap", url_key(url) in state.mapped),
-                 ("listing", url_key(url) in state.listed), ("rel=canonical", bool(canonical) and url_key(canonical or "") == url_key(url)))
-        post.url_evidence = [name for name, present in named if present]
         if state.media:
             post.media = state.media.keep(url, post.media or [])
         if entry is None and (flags := lacks(post)):

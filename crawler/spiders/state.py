@@ -53,7 +53,6 @@ class SourceState:
     listed: SpillDict  # url_key -> the text of a listing's link to it ("" for none)
     lacking: SpillDict  # url_key -> what a post extracted without a feed entry lacks (crawler.spiders.blog.lacks)
     unsure: SpillDict  # url_key -> what would have made a page judged not a post one: ("listed",), ("feed",) or both
-    mapped: SpillSet  # url_key of the pages the sitemaps list
     pending: int = 0  # feeds, robots.txt and sitemaps not yet read
     held: list[Any] = field(default_factory=list)
     feeds: list[str] = field(default_factory=list)
