@@ -488,7 +488,7 @@ class BlogSpider(Spider):
             if entry is not None:  # one time a page: its machine-readable one, else the one it writes out
                 state.note_shown_time(evidence.published, entry.get("published")) \
                     or state.note_shown_time(evidence.visible_date, entry.get("published"))
-        content_links = [(t, text, entry) for href, text, entry in listing_links(sel.root, state.max_links)
+        content_links = [(t, text, as_entry) for href, text, as_entry in listing_links(sel.root, state.max_links)
                          if (t := state.link(base, href, encoding))]
         judge = partial(decide, url, state.scope, evidence, sections=state.sections,
                         dated_text=dated(evidence, url),
@@ -516,8 +516,8 @@ class BlogSpider(Spider):
                 state.site.note_name(evidence.title)
             state.site.note_page(evidence.title, evidence.headings, post=kind == "post")
         if kind == "listing":
-            for own, text, entry in content_links:
-                if not entry:  # a link in a sentence shows a page, it does not list it
+            for own, text, as_entry in content_links:
+                if not as_entry:  # a link in a sentence shows a page, it does not list it
                     continue
                 if not state.listed.get(url_key(own)):
                     state.listed[url_key(own)] = text
