@@ -56,12 +56,12 @@ import markdown
 from dateutil import parser as dateutil_parser
 from lxml import html as lxml_html
 
+from archive.copies import COPY
+
 if str(Path(__file__).resolve().parent) not in sys.path:  # run as a command
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import ROOT, StaticServer, crawl_args, run_cli  # noqa: E402
-
-from archive.copies import COPY  # noqa: E402
 from truth import (  # noqa: E402
     REAL_BLOGS,
     TAGS_SHOWN,
