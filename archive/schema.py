@@ -6,6 +6,7 @@ never edited, a new one is appended instead.
 
 from sqlite_utils import Database, Migrations
 
+from .copies import text_key
 from .search import register_functions
 
 migrations = Migrations("blogarchive")
@@ -346,6 +347,16 @@ def add_post_listing_index(db: Database) -> None:
     db["posts"].create_index(["published", "source_id", "lang", "tags"], index_name="idx_posts_listing")
     # The canned queries' order (latest, search): newest first, walked instead of sorted.
     db.execute("create index idx_posts_newest on posts(coalesce(published, first_seen))")
+
+
+@migrations()
+def add_post_copies(db: Database) -> None:
+    # A hash of each post's normalised title and text (archive/copies.py): a second URL of the
+    # same blog with the same title and text is an alias of the post, not another post.
+    db["posts"].add_column("text_hash", str)
+    db.conn.create_function("text_key", 2, text_key, deterministic=True)
+    db.execute("update posts set text_hash = text_key(title, text) where text is not null")
+    db["posts"].create_index(["source_id", "text_hash"])
 
 
 def ensure_schema(db: Database) -> None:

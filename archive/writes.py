@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from sqlite_utils import Database
 
+from .copies import COPY, outranks, text_key
 from .db import utcnow
 from .media import save_post_media
 from .urls import is_http_url, normalize_url, post_url
@@ -149,16 +150,37 @@ def content_hash(post: dict[str, Any]) -> str:
 
 
 def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
-    """Insert or update one post; return ``new``, ``updated`` or ``unchanged``."""
+    """Insert or update one post; return ``new``, ``updated`` or ``unchanged``.
+
+    A post whose title and text another post of its source has (``archive.copies``) is that post: its URL
+    becomes an alias of it, or, when a feed names this URL and not the other (or this one is shorter),
+    the post's own URL (the other an alias); a copy never changes the post's content.
+    """
     url = post_url(post["url"], post.get("guid"))
     row = {k: post.get(k) for k in POST_FIELDS}
     _check_unicode(url, row)
     for key in JSON_FIELDS:
         row[key] = json.dumps(row[key] or [], ensure_ascii=False)
     row["content_hash"] = content_hash(post)
+    row["text_hash"] = text_key(post.get("title"), post.get("text"))
     now = utcnow()
     with db.atomic():
         existing = _find_post(db, url, post["source_id"], post.get("guid"))
+        if existing is not None and existing["url"] != url and _copy_alias(db, url):
+            return _copy_seen(db, url, existing, run_id)  # a copy whose text has changed since: still a copy
+        copy = _copy_of(db, url, post["source_id"], row["text_hash"]) if existing is None else None
+        if copy is not None:
+            if not outranks(url, post.get("guid"), copy["url"], copy["guid"]):
+                _save_aliases(db, copy["id"], copy["url"], [{"alias": url, "why": COPY}], now)
+                return _copy_seen(db, url, copy, run_id)
+            # this URL is the post's own: the one it had is the copy, and what the copy gave the
+            # post's history in this run is the post's first sight of it, as if it had come first
+            db.execute("delete from post_aliases where alias = ?", [url])
+            db.execute("delete from post_versions where post_id = ? and run_id = ?", [copy["id"], run_id])
+            db["posts"].update(copy["id"], {"url": url})
+            post = {**post, "aliases": [*(post.get("aliases") or []), {"alias": copy["url"], "why": COPY}]}
+            _mark_copy(db, copy["url"], url)
+            existing = {**copy, "url": url}
         if existing is None:
             post_id = db["posts"].insert(
                 {**row, "url": url, "source_id": post["source_id"], "first_seen": now, "last_seen": now}
@@ -183,6 +205,31 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
             [run_id],
         )
     return outcome
+
+
+def _copy_of(db: Database, url: str, source_id: int, key: str | None) -> dict[str, Any] | None:
+    """The post of the source at another URL whose text is the same, if any."""
+    if key is None:
+        return None
+    rows = list(db.query("select * from posts where source_id = ? and text_hash = ? and url != ? order by id limit 1",
+                         [source_id, key, url]))
+    return rows[0] if rows else None
+
+
+def _copy_alias(db: Database, url: str) -> bool:
+    return bool(list(db.query("select 1 from post_aliases where alias = ? and why = ?", [url, COPY])))
+
+
+def _copy_seen(db: Database, url: str, post: dict[str, Any], run_id: int) -> str:
+    """A copy of ``post`` read at ``url``: the post is seen, not changed; the page is recorded as the alias it is."""
+    db["posts"].update(post["id"], {"last_seen": utcnow()})
+    _mark_copy(db, url, post["url"])
+    db.execute("update crawl_runs set posts_unchanged = posts_unchanged + 1 where id = ?", [run_id])
+    return "unchanged"
+
+
+def _mark_copy(db: Database, url: str, canonical: str) -> None:
+    db.execute("update pages set kind = 'alias', reason = ? where url = ?", [f"{COPY} as {canonical}", url])
 
 
 def _check_unicode(url: str, row: dict[str, Any]) -> None:

@@ -15,6 +15,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from lxml import etree
 from parsel import Selector
 
+from archive.dates import parse_date
+
 ARTICLE_TYPES = {
     "Article",
     "BlogPosting",
@@ -74,6 +76,7 @@ MAX_META_CHARS = 160
 MAX_DATE_NODES = 1000
 LISTING_LINKS = 5  # posts of the feeds a page's content links to: a listing, unless a feed lists it
 LANGUAGE_PREFIX = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$", re.I)  # /en/, /zh-cn/, /pt_BR/
+PROSE_CHARS = 60  # of a paragraph's text besides its links: a sentence, where a listing's entry has a date or a byline
 SECTION_LINKS = 3  # pages below its own folder a page's content links to: a section's index
 LISTING_DATES = 3  # distinct dates shown by titles and bylines: a list of posts, not one
 HOME = "the blog's home page"
@@ -344,18 +347,38 @@ def _around_entry(el: etree._Element) -> bool:
     return menu_or_sidebar(el) or (edge(el) and not el.xpath("ancestor::article"))
 
 
-def listing_links(root: etree._Element, limit: int | None = None) -> list[tuple[str, str]]:
-    """``(href, text)`` of a listing's own links (the first ``limit``), menus, headers and footers left out."""
+def listing_links(root: etree._Element, limit: int | None = None) -> list[tuple[str, str, bool]]:
+    """``(href, text, entry)`` of a listing's own links (the first ``limit``), menus, headers and
+    footers left out; ``entry`` is False for a link in a sentence of its paragraph ("more about
+    me"), which shows a page without listing it as one of the blog's posts."""
     links = []
     furniture: dict[etree._Element, bool] = {}  # ancestors are shared: each is judged once
+    prose: dict[etree._Element, bool] = {}
     for a in islice(_LINKS(root), limit):
         if any(furniture.setdefault(el, _around_entry(el)) for el in a.iterancestors()):
             continue
         text = " ".join(a.xpath("string()").split())
-        if READ_MORE.match(text) or len(text) > 300:
+        read_more = bool(READ_MORE.match(text))
+        if read_more or len(text) > 300:
             text = ""
-        links.append((a.get("href"), text))
+        paragraph = next(a.iterancestors("p"), None)
+        in_prose = paragraph is not None and not read_more and prose.setdefault(paragraph, _prose(paragraph))
+        links.append((a.get("href"), text, not in_prose))
     return links
+
+
+def _prose(paragraph: etree._Element) -> bool:
+    """The paragraph is a sentence with links in it, not a listing's entry (a title's link with
+    its date, author or reading time): it says more besides its links than they do, and at length."""
+    whole = len(" ".join("".join(paragraph.itertext()).split()))
+    linked = sum(len(" ".join(a.xpath("string()").split())) for a in paragraph.iter("a"))
+    return whole - linked >= PROSE_CHARS and whole - linked > linked
+
+
+def dated(ev: PageEvidence, url: str) -> bool:
+    """The page gives a publish date: its machine-readable one when it reads as a date (a theme's
+    zero date on an undated page, Hugo's ``0001-01-01``, is none), the one it writes out, its URL's."""
+    return bool(parse_date(ev.published) or ev.visible_date or url_date(url))
 
 
 def url_date(url: str) -> str | None:

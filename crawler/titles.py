@@ -31,6 +31,9 @@ WORD = re.compile(r"\w+")
 NON_WORD = re.compile(r"[\W_]+")
 # The glyph of a heading's permalink anchor, part of its text but not of the title.
 PERMALINK_MARK = re.compile("[¶§#🔗⚓]")
+# Quotation marks: a template that writes a title into an attribute or a JSON string takes
+# them out (they would end it), but no template puts them in.
+QUOTE = re.compile("[\"'`\u00ab\u00bb\u2018-\u201f\u2039\u203a\u300c-\u300f\uff02\uff07]")
 MAX_TITLE = 300
 # How much one origin's word counts.
 WEIGHTS = {
@@ -204,7 +207,7 @@ def choose_title(
     scored = {k: support(k) for k in votes}
     best_key = max(scored, key=lambda k: (round(scored[k], 6), -first[k][2]))
     text, origin, _ = first[best_key]
-    return _spelling(text, origin, cands)
+    return _quoted(*_spelling(text, origin, cands), cands, site, params)
 
 
 def _spelling(text: str, origin: str, cands: list[tuple[str, str]]) -> tuple[str, str]:
@@ -218,6 +221,19 @@ def _spelling(text: str, origin: str, cands: list[tuple[str, str]]) -> tuple[str
         if (GROUPS.get(other) == "heading" and fold(value) != fold(text) and WORD.findall(fold(value)) == words
                 and not PERMALINK_MARK.search(value)):
             return value, other
+    return text, origin
+
+
+def _quoted(text: str, origin: str, cands: list[tuple[str, str]], site: set[str],
+            params: dict[str, float]) -> tuple[str, str]:
+    """The chosen title as a candidate spells it with the quotation marks the chosen spelling
+    lacks (``"Git" The Basics`` for ``Git The Basics``): the words the same, the marks the author's."""
+    bare = fold(QUOTE.sub("", text))
+    for value, other in cands:
+        for reading, _ in readings(value, site, other in SPLIT_ORIGINS, params):
+            if (len(QUOTE.findall(reading)) > len(QUOTE.findall(text)) and fold(QUOTE.sub("", reading)) == bare
+                    and not PERMALINK_MARK.search(reading)):
+                return reading, other
     return text, origin
 
 

@@ -56,6 +56,7 @@ import markdown
 from dateutil import parser as dateutil_parser
 from lxml import html as lxml_html
 
+from archive.copies import COPY
 from crawler.feeds import looks_like_feed
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # run as a command
@@ -463,12 +464,16 @@ def archived_posts(db: Path) -> list[dict]:
     try:
         posts = [dict(r) for r in conn.execute("select * from posts where gone_at is null order by id")]
         aliases: dict[int, list[str]] = {}
-        for alias, post_id in conn.execute("select alias, post_id from post_aliases"):
+        copies: dict[int, list[str]] = {}
+        for alias, post_id, why in conn.execute("select alias, post_id, why from post_aliases"):
             aliases.setdefault(post_id, []).append(path_key(alias))
+            if why == COPY:
+                copies.setdefault(post_id, []).append(path_key(alias))
     finally:
         conn.close()
     for post in posts:
         post["aliases"] = aliases.get(post["id"], [])
+        post["copies"] = copies.get(post["id"], [])
         post["tags"] = json.loads(post.get("tags") or "[]")
         post["categories"] = json.loads(post.get("categories") or "[]")
     return posts
@@ -489,6 +494,10 @@ def score(blog: Blog, rows: list[dict]) -> dict:
             mismatches.append(_mismatch(own, "extra", None, row["title"]))
         else:
             matched.setdefault(key, []).append(row)
+            # a blog that published one text twice: the archive's one post is both truth posts
+            for copy in row.get("copies", []):
+                if copy in truth and copy != key:
+                    matched.setdefault(copy, []).append(row)
     duplicates = 0
     for key, found in matched.items():
         found.sort(key=lambda r: path_key(r["url"]) != key)  # the row at the post's own URL first
@@ -641,7 +650,9 @@ NOTES = """\
 How each column is measured (`tests/fidelity.py`):
 
 - **posts**: posts in the truth; **archived**: rows of `posts` (not marked gone). A row is a truth post
-  when its URL path (decoded, `index.html` dropped) or one of its `post_aliases` is the post's path.
+  when its URL path (decoded, `index.html` dropped) or one of its `post_aliases` is the post's path;
+  a row is also each truth post at an alias it has as a copy (why `the same text`: a blog that
+  published one title and text at two URLs, which the archive keeps as one post).
 - **recall**: truth posts found, of those the served site leads to (a post only client-side scripts
   link, which the corpus does not keep, is `"linked": false` in its truth); **precision**: rows that are truth posts; **duplicates**: rows beyond
   the first that are the same truth post.

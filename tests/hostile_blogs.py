@@ -69,14 +69,16 @@ def huge_feed(name: str, count: int = 100_000) -> bytes:
 
 
 @cache
-def real_post(size: int = 15 * 1024 * 1024) -> bytes:
+def real_post(size: int = 15 * 1024 * 1024, title: str = "A very long post") -> bytes:
+    """A post of ``size`` bytes; the posts of a blog differ by ``title`` (one title and text at two
+    URLs of a blog is one post with an alias)."""
     sentences = ("The archive keeps every paragraph of this long post, which goes on for pages and pages "
                  "about crawling, parsing and the care a faithful copy needs. ")
     paras = "".join(f"<p>Paragraph {i}. {sentences * 6}</p>\n" for i in range(size // (len(sentences) * 6 + 30)))
-    return ('<html lang="en"><head><title>A very long post</title><meta property="og:type" content="article">'
-            '<meta property="og:title" content="A very long post">'
+    return (f'<html lang="en"><head><title>{title}</title><meta property="og:type" content="article">'
+            f'<meta property="og:title" content="{title}">'
             '<meta property="article:published_time" content="2024-05-01T10:00:00+00:00"></head>'
-            f"<body><article><h1>A very long post</h1>{paras}</article></body></html>").encode()
+            f"<body><article><h1>{title}</h1>{paras}</article></body></html>").encode()
 
 
 def home(name: str, kind: str) -> bytes:
@@ -101,7 +103,7 @@ def routes(blogs: dict[str, str]) -> dict:
             elif kind == "links":
                 out[path] = answer(200, many_links())
             elif kind == "real-15mb":
-                out[path] = answer(200, real_post())
+                out[path] = answer(200, real_post(title=f"A very long post, part {i}"))
             else:  # the feed's blog: its posts are ordinary
                 out[path] = answer(200, _markup(20_000, f"{name}-{i}"))
         if kind == "feed":

@@ -196,6 +196,24 @@ def test_score_matches_aliases_and_counts_duplicates_and_extras(tmp_path: Path):
         ("title", "/b/"), ("tags", "/b/")]
 
 
+def test_a_text_the_blog_published_twice_is_one_post_found_at_both_urls(tmp_path: Path):
+    text = " ".join(["The first day we met at the bus station and drank tea by the sea."] * 6)
+    truth = [TruthPost("/2015/07/07/wedding/", "Wedding", "2015-07-07"), TruthPost("/2015/07/07/hh/", "Wedding", "2015-07-07")]
+    blog = Blog("t", "corpus", tmp_path, "http://t.test/", ["t.test"], truth, shows_author=False, shows_tags=False)
+    db = archive.open_archive(tmp_path / "t.db")
+    src = archive.ensure_source(db, "http://t.test/")
+    run = archive.start_run(db, [src["id"]])
+    for path, _, _ in [(p.path, p.title, p.published) for p in truth]:
+        archive.save_post(db, {"url": f"http://t.test{path}", "title": "Wedding", "published": "2015-07-07T02:17:54Z",
+                               "text": text, "source_id": src["id"]}, run_id=run)
+    db.close()
+    result = score(blog, archived_posts(tmp_path / "t.db"))
+    # one post in the archive, the other URL its alias: both truth posts found, neither a duplicate
+    assert (result["archived"], result["found"], result["recall"], result["precision"], result["duplicates"]) == (
+        1, 2, 1.0, 1.0, 0)
+    assert result["title"] == result["date_day"] == 1.0
+
+
 def test_report_has_a_row_per_blog_and_the_worst_of_each_column():
     base = {"origin": "corpus", "posts": 3, "archived": 3, "recall": 1.0, "precision": 1.0, "duplicates": 0,
             "title": 1.0, "date_day": 1.0, "date_time": None, "author": None, "tags": 1.0, "text": 0.99,

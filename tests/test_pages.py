@@ -5,6 +5,7 @@ from crawler.pages import (
     PageEvidence,
     SectionStats,
     below,
+    dated,
     decide,
     listing_links,
     listing_reason,
@@ -211,4 +212,25 @@ def test_a_listing_s_links_in_its_entries_headers_are_its_own():
       <article class="post-preview"><header><p class="publish-date">7 November 2020</p>
         <a href="/posts/a"><h3>A - the first</h3></a></header><p>Teaser.</p><a href="/posts/a">Read more</a></article>
       </main><footer><a href="/about">About</a></footer></body></html>""")
-    assert listing_links(page.root) == [("/posts/a", "A - the first"), ("/posts/a", "")]
+    assert listing_links(page.root) == [("/posts/a", "A - the first", True), ("/posts/a", "", True)]
+
+
+def test_a_link_in_a_sentence_of_a_listing_shows_a_page_without_listing_it():
+    page = Selector(text="""<html><body><main>
+      <p>Hello, I am Jane, and this is where I write about the systems I build and the books I read.
+         There is more <a href="/colophon/">about this site</a>.</p>
+      <p><a href="/posts/a/">A post with a long title about lifetimes</a> · July 30, 2024 · 5 min read</p>
+      <p>A teaser of the post that goes on about what the post says at some length, then:
+         <a href="/posts/b/">Read more</a></p>
+      <ul><li><a href="/posts/c/">C</a></li></ul></main></body></html>""")
+    assert listing_links(page.root) == [("/colophon/", "about this site", False),
+                                        ("/posts/a/", "A post with a long title about lifetimes", True),
+                                        ("/posts/b/", "", True), ("/posts/c/", "C", True)]
+
+
+def test_a_zero_date_is_no_date():
+    zero = PageEvidence(og_type="article", published="0001-01-01T00:00:00Z")
+    assert not dated(zero, "https://blog.test/about/")
+    assert dated(zero, "https://blog.test/2024/07/30/about/")
+    assert dated(PageEvidence(published="2024-07-30T14:03:00+08:00"), "https://blog.test/about/")
+    assert not dated(PageEvidence(published="{{ .Date }}"), "https://blog.test/about/")

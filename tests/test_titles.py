@@ -155,3 +155,33 @@ def test_entities_escaped_twice_are_unescaped_and_nothing_is_none() -> None:
     assert choose_title([("Q&amp;A night", "og:title")]) == ("Q&A night", "og:title")
     assert choose_title([]) is None
     assert choose_title([("  ", "<h1>")]) is None
+
+
+GIT = '"Git" The Basics: A Version Control Cheat Sheet'
+
+
+def test_quotation_marks_a_theme_took_out_of_its_meta_tags_are_kept() -> None:
+    # a template writing the title into attributes and JSON-LD strips the quotes that would end them
+    bare = GIT.replace('"', "")
+    ld = f'<script type="application/ld+json">{{"@type": "BlogPosting", "headline": "{bare}"}}</script>'
+    doc = page(f"Lo-Fi Python | {GIT}", head=meta("og:title", bare) + meta("twitter:title", bare) + ld)
+    assert title_of(doc, site_parts=("Lo-Fi Python",))[0] == GIT
+    # never the quotation marks of another title, nor a spelling that differs in other characters
+    for other in ('"Git" and more', '"Git": The Basics!'):
+        found = [(other, "<title>"), ("Git The Basics", "og:title"), ("Git The Basics", "article <h1>")]
+        assert choose_title(found)[0] == "Git The Basics"
+
+
+def test_quotation_marks_a_heading_shows_with_q_are_kept() -> None:
+    # <q> draws its quotation marks with CSS: the heading's text has none, the <title> has them
+    doc = page(f"{GIT} - Lo-Fi Python", body="<article><h1><q>Git</q> The Basics: A Version Control Cheat Sheet</h1>"
+                                           "<p>Text.</p></article>")
+    assert title_of(doc, site_parts=("Lo-Fi Python",))[0] == GIT
+
+
+def test_typographic_quotation_marks_are_kept_as_written() -> None:
+    title = "«Dune» et ‘les autres’: une lecture"
+    bare = "Dune et les autres: une lecture"
+    found = [(title, "feed"), (bare, "og:title"), (bare, "JSON-LD headline"), (bare, "twitter:title")]
+    assert choose_title(found) == (title, "feed")
+

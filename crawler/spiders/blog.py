@@ -41,7 +41,7 @@ from ..media import page_images
 from ..mediafetch import POSTS, MediaRefused, ledger_for
 from ..middlewares import META_KEY as MAPPED
 from ..middlewares import network_kind
-from ..pages import HOME, SectionStats, below, decide, in_scope, listing_links, read_evidence, url_date, url_shape
+from ..pages import HOME, SectionStats, below, dated, decide, in_scope, listing_links, read_evidence, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
 from ..spill import SpillDict, SpillSet
 from ..store import ArchiveStore
@@ -518,12 +518,12 @@ class BlogSpider(Spider):
             if entry is not None:  # one time a page: its machine-readable one, else the one it writes out
                 state.note_shown_time(evidence.published, entry.get("published")) \
                     or state.note_shown_time(evidence.visible_date, entry.get("published"))
-        content_links = [(t, text) for href, text in listing_links(sel.root, state.max_links)
+        content_links = [(t, text, as_entry) for href, text, as_entry in listing_links(sel.root, state.max_links)
                          if (t := state.link(base, href, encoding))]
         judge = partial(decide, url, state.scope, evidence, sections=state.sections,
-                        dated_text=bool(evidence.published or evidence.visible_date or url_date(url)),
-                        posts_linked=len({url_key(t) for t, _ in content_links if url_key(t) in state.entries}),
-                        children_linked=len({url_key(t) for t, _ in content_links if below(t, url)}))
+                        dated_text=dated(evidence, url),
+                        posts_linked=len({url_key(t) for t, _, _ in content_links if url_key(t) in state.entries}),
+                        children_linked=len({url_key(t) for t, _, _ in content_links if below(t, url)}))
         in_feed, listed = entry is not None, url_key(url) in state.listed
         kind, reason = judge(in_feed=in_feed, listed=listed)
         state.parsed[url_key(url)] = kind
@@ -546,7 +546,9 @@ class BlogSpider(Spider):
                 state.site.note_name(evidence.title)
             state.site.note_page(evidence.title, evidence.headings, post=kind == "post")
         if kind == "listing":
-            for own, text in content_links:
+            for own, text, as_entry in content_links:
+                if not as_entry:  # a link in a sentence shows a page, it does not list it
+                    continue
                 if not state.listed.get(url_key(own)):
                     state.listed[url_key(own)] = text
                 if "listed" in state.unsure.get(url_key(own), ()):

@@ -1,0 +1,50 @@
+"""Copies of a post within one blog: the same title and text at a second URL is the same post.
+
+A static generator may publish a post twice (a copy in an asset folder, at
+``/post/post/``); a blog may serve one post under two paths that no redirect or
+canonical link ties together. A post's title and text, normalised, are
+hashed (``text_key``); a second URL of the same source with the same hash becomes an
+alias of the post (``why`` = ``COPY``). Which URL is the post's own is decided by
+what names each (``outranks``), so the outcome does not depend on which copy was
+fetched first. Texts too short to tell a post from a stub (a
+password form, "coming soon") have no key and are never merged.
+"""
+
+import hashlib
+import re
+import unicodedata
+from urllib.parse import urlsplit
+
+COPY = "the same text"  # post_aliases.why of a copy
+MIN_CHARS = 200  # of normalised text: below, two posts may well say the same few words
+CHUNK = 1 << 20  # characters hashed at a time
+SPACE = re.compile(r"\s+")
+
+
+def text_key(title: str | None, text: str | None) -> str | None:
+    """SHA-256 of the title and the text, Unicode and white space normalised; None for a short or
+    empty text. The title is part of it: posts of one template (a series' "nothing new this week")
+    or whose pages gave only the theme's words have one text and are still several posts."""
+    normal = _normal(text or "")
+    if len(normal) < MIN_CHARS:
+        return None
+    digest = hashlib.sha256(f"{_normal(title or '')}\n".encode())
+    for start in range(0, len(normal), CHUNK):  # a 15 MB text is not held a second time as bytes
+        digest.update(normal[start:start + CHUNK].encode())
+    return digest.hexdigest()
+
+
+def _normal(text: str) -> str:
+    """NFKC, white space collapsed: one copy of the text at most, never a list of its words."""
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return SPACE.sub(" ", text).strip()
+
+
+def outranks(url: str, guid: str | None, other: str, other_guid: str | None) -> bool:
+    """True when ``url`` is more surely the post's own URL than ``other``: a feed lists it (the
+    post has the feed's guid) and not the other, or neither or both and its path is shorter.
+    Ties go to ``other``, the URL known first. Only what the archive keeps of every run counts
+    (a listing read before or after the page, a sitemap unchanged since, would make the choice
+    depend on the order the pages answered in)."""
+    return (guid is not None, -len(urlsplit(url).path)) > (other_guid is not None, -len(urlsplit(other).path))
