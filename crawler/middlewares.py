@@ -121,11 +121,23 @@ class TruncatedBodyMiddleware:
         encoding = encodings[-1].strip().decode("latin-1")  # the last applied is undone first
         measure = DECOMPRESSED_SIZE.get(encoding)
         if measure:
-            size = measure(response.body, self.max_size)
+            max_size = request.meta.get("download_maxsize", self.max_size)
+            size = measure(response.body, max_size)
             if size is None:
                 raise IgnoreRequest(f"truncated: the {encoding} body ({len(response.body)} bytes) is cut short, not archived")
+            if max_size and size > max_size:  # refused now: never decompressed, nor waiting for a lane
+                raise TooLarge(f"the {encoding} body ({len(response.body):,} bytes) decompresses to more than "
+                               f"the size cap of {_mb(max_size)} MB: not archived")
             request.meta[DECOMPRESSED] = size
         return response
+
+
+class TooLarge(IgnoreRequest):
+    """A body over the size cap (``DOWNLOAD_MAXSIZE``, or a request's ``download_maxsize``), once decompressed."""
+
+
+def _mb(size: int) -> str:
+    return f"{round(size / CHUNK, 2):g}"
 
 
 # Each measure reads the output a chunk at a time and drops it. It answers the size of the

@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 from parsel import Selector
 from protego import Protego
 from scrapy import Request, Spider, signals
-from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.exceptions import DontCloseSpider, DownloadCancelledError, IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.sitemap import Sitemap
@@ -31,6 +31,7 @@ from archive.captures import body_sha256
 from archive.media import LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import host_of, url_key
+from archive.xmlsafety import XmlEntitiesError, check_entities
 
 from ..conditional import REVALIDATE, SHA, UNCHANGED
 from ..encoding import html_encoding
@@ -40,7 +41,7 @@ from ..items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, Post
 from ..media import page_images
 from ..mediafetch import POSTS, MediaRefused, ledger_for
 from ..middlewares import META_KEY as MAPPED
-from ..middlewares import network_kind
+from ..middlewares import TooLarge, network_kind
 from ..pages import HOME, SectionStats, below, decide, in_scope, listing_links, read_evidence, url_date, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
 from ..spill import SpillDict, SpillSet
@@ -58,6 +59,7 @@ LATE_ENTRY = "late_entry"  # meta: a post fetched again for a feed entry read af
 # Publish dates that carry their time; others (a visible date, <time> with a day only...) may lack it.
 TIMED_ORIGINS = {"feed", "JSON-LD datePublished", "article:published_time"}
 TIME_OF_DAY = re.compile(r"\d:\d\d")
+BODY_KINDS = ("too-large", "truncated")  # a body refused for what it is, not a host unreachable
 
 
 class BlogSpider(Spider):
@@ -330,6 +332,10 @@ class BlogSpider(Spider):
             return
         try:
             feed = parse_feed(response.body, response.url, http_charset=_http_charset(response))
+        except XmlEntitiesError as e:  # a bomb is told, even where a feed was only guessed at
+            yield CrawlError(state.id, response.url, "xml-entities", f"feed not read: {e}")
+            yield from self._discovery_done(state)
+            return
         except FeedError as e:
             if not response.meta.get("probe"):
                 yield CrawlError(state.id, response.url, "feed", str(e))
@@ -404,7 +410,12 @@ class BlogSpider(Spider):
                 body = f.read(MAX_SITEMAP_BYTES)
         unchanged = bool(state.plan and state.plan.skip(response))
         try:
+            check_entities(body)  # Scrapy's parser expands none, but a bomb is told as one
             sitemap = Sitemap(body)
+        except XmlEntitiesError as e:
+            yield CrawlError(state.id, response.url, "xml-entities", f"sitemap not read: {e}")
+            yield from self._discovery_done(state)
+            return
         except Exception as e:  # lxml raises several kinds on garbage
             if not response.meta.get("probe") and not unchanged:
                 yield CrawlError(state.id, response.url, "sitemap", f"not a readable sitemap: {e}")
@@ -611,12 +622,15 @@ class BlogSpider(Spider):
             kind, message = _error_kind(failure), _error_message(failure)
         if kind == "robots" and not request.meta.get("discovery"):
             kind = ""  # a page robots.txt forbids is skipped by policy, not failed
-        if request.meta.get("seed"):
-            kind, message = "seed", f"the source's own URL failed: {message}"
+        seed = bool(request.meta.get("seed"))
+        if seed:
+            # a body refused for what it is (a bomb) keeps its kind; the source fails all the same
+            kind = kind if kind in BODY_KINDS else "seed"
+            message = f"the source's own URL failed: {message}"
             if state.plan:
                 state.plan.failed = True
         if kind:
-            yield CrawlError(state.id, _original_url(request), kind, message)
+            yield CrawlError(state.id, _original_url(request), kind, message, fails_source=seed)
         if request.meta.get("discovery"):
             yield from self._discovery_done(state)
 
@@ -704,7 +718,9 @@ def _original_url(request: Request) -> str:
 
 def _error_kind(failure: Failure) -> str:
     message = _error_message(failure)
-    if "DOWNLOAD_MAXSIZE" in message or "larger than download max size" in message:
+    if failure.check(TooLarge, DownloadCancelledError) or "DOWNLOAD_MAXSIZE" in message:
+        return "too-large"
+    if "larger than download max size" in message:
         return "too-large"
     if isinstance(failure.value, IgnoreRequest):
         if message.startswith("truncated"):
@@ -717,6 +733,9 @@ def _error_kind(failure: Failure) -> str:
 def _error_message(failure: Failure) -> str:
     """What went wrong, in one line, even when Twisted's own message is empty."""
     message = failure.getErrorMessage()
+    if failure.check(DownloadCancelledError) and not message:
+        # Scrapy cancels a download, saying nothing, once more bytes came than the size cap
+        return "larger than the size cap as its bytes came: its download was cancelled, not archived"
     reasons = getattr(failure.value, "reasons", None)  # ResponseFailed and its kin
     if reasons or "DataLoss" in type(failure.value).__name__:
         causes = ", ".join(r.getErrorMessage() or type(r.value).__name__ for r in reasons or [failure])
