@@ -28,7 +28,7 @@ from w3lib.html import get_base_url
 
 from archive import ensure_sources, find_sources
 from archive.captures import body_sha256
-from archive.media import LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
+from archive.media import DEFERRED, LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import host_of, url_key
 from archive.xmlsafety import XmlEntitiesError, check_entities
@@ -36,12 +36,13 @@ from archive.xmlsafety import XmlEntitiesError, check_entities
 from ..conditional import REVALIDATE, SHA, UNCHANGED
 from ..encoding import html_encoding
 from ..feeds import FeedError, looks_like_feed, parse_feed
+from ..hostdown import HostDown
 from ..incremental import load_plan, sitemap_lastmod
 from ..items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..media import page_images
 from ..mediafetch import POSTS, MediaRefused, ledger_for
 from ..middlewares import META_KEY as MAPPED
-from ..middlewares import TooLarge, network_kind
+from ..middlewares import NETWORK_FAILURES, TooLarge, network_kind
 from ..pages import HOME, SectionStats, below, decide, in_scope, listing_links, read_evidence, url_date, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
 from ..spill import SpillDict, SpillSet
@@ -171,9 +172,10 @@ class BlogSpider(Spider):
         wanted = state.media.take()
         if state.media.mode == "all" and not state.media.caught_up:
             state.media.caught_up = True
-            # listed before, not fetched (a crawl interrupted, --media metadata, import warc), and in
+            # listed before, not fetched (a crawl interrupted, --media metadata, import warc, a host that
+            # could not be reached), and in
             # a --recheck run every archived image, revalidated (a conditional request each)
-            wanted = shown_images(self.store.db, state.id, LISTED) | wanted
+            wanted = shown_images(self.store.db, state.id, LISTED) | shown_images(self.store.db, state.id, DEFERRED) | wanted
             if self.mode == "recheck":
                 wanted |= shown_images(self.store.db, state.id, OK)
         known = media_states(self.store.db, list(wanted))
@@ -596,10 +598,23 @@ class BlogSpider(Spider):
             return  # unchanged, and its body not at hand: a cluster job's plan holds no image's body
         elif failure.check(HttpError):
             status = message = f"HTTP {failure.value.response.status}"
+        elif failure.check(HostDown):
+            # one row for the host, none for each image: each is asked for again by the next run
+            self.crawler.stats.inc_value("media/deferred")
+            yield MediaFile(url, state.id, DEFERRED)
+            if failure.value.first:
+                yield CrawlError(state.id, url, "host-down", f"{failure.value}: its images are asked for by the next run")
+            return
         else:
             status, message = _error_kind(failure), _error_message(failure)
             if status == "too-large":
                 message = f"larger than the cap of {round(request.meta['download_maxsize'] / (1024 * 1024), 2):g} MB: not fetched"
+            elif status in NETWORK_FAILURES:  # the host may answer another day: one row, of what failed
+                self.crawler.stats.inc_value("media/deferred")
+                yield MediaFile(url, state.id, DEFERRED)
+                yield CrawlError(state.id, url, status, f"{message} (an image shown by {request.meta[POSTS][0]}, "
+                                 "asked for again by the next run)")
+                return
         self.crawler.stats.inc_value("media/skipped")
         yield MediaFile(url, state.id, status.lower())
         yield CrawlError(state.id, url, "media", f"{message} (shown by {request.meta[POSTS][0]})")
@@ -718,6 +733,8 @@ def _original_url(request: Request) -> str:
 
 def _error_kind(failure: Failure) -> str:
     message = _error_message(failure)
+    if failure.check(HostDown):
+        return "host-down"
     if failure.check(TooLarge, DownloadCancelledError) or "DOWNLOAD_MAXSIZE" in message:
         return "too-large"
     if "larger than download max size" in message:
