@@ -16,7 +16,6 @@ bomb blog sends:
 archived whole. ``routes(blogs)`` serves ``{name: kind}``, ``kind`` a bomb or ``"ordinary"``.
 """
 
-import gzip
 import zlib
 from collections.abc import Callable
 from functools import cache

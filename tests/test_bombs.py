@@ -34,7 +34,7 @@ def crawl(tmp_path_factory):
             args += [f"http://{name}.test/{name}/", "--map-host", f"{name}.test={server.base}"]
         running = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         with PeakWatch(running.pid) as watch:
-            out, err = running.communicate(timeout=600)
+            _, err = running.communicate(timeout=600)
         hits = dict(server.hits)
     conn = sqlite3.connect(db)
     errors = conn.execute("select url, kind, message from crawl_errors").fetchall()
