@@ -6,7 +6,9 @@ looked up, waited out the host's delay and retries, and failed on its own (a fir
 failed in a row to reach it (its name does not resolve, its port refuses, or its connection
 times out before any answer), the host is *down* until the run ends: every request for it left
 or still to come is refused at once (``HostDown``), before its name is looked up or it waits in
-the host's queue, and recorded as deferred (an image is asked for again by the next run).
+the host's queue, and recorded as deferred (an image is asked for again by the next run). A host
+whose robots.txt could not be fetched for a network failure (after its retries) is down too
+(``crawler.safety.RobotsPolicyMiddleware``): RFC 9309 forbids the rest of it anyway.
 An answer from the host, any answer, starts the count again.
 
 Two downloader middlewares share what the run knows of each host (``HostHealth``):
@@ -47,7 +49,8 @@ class HostDown(IgnoreRequest):
 class HostHealth:
     """What the run knows of each host: down (and why), or the URLs that failed in a row to reach it."""
 
-    def __init__(self) -> None:
+    def __init__(self, stats: Any) -> None:
+        self.stats = stats
         self.down: dict[str, str] = {}
         self.failing: dict[str, set[str]] = {}
         self.told: set[str] = set()  # hosts whose first refused request was handed on
@@ -57,7 +60,7 @@ class HostHealth:
     def of(cls, crawler: "Crawler") -> "HostHealth":
         health = _health.get(crawler)
         if health is None:
-            health = _health[crawler] = cls()
+            health = _health[crawler] = cls(crawler.stats)
             crawler.signals.connect(health.headers_received, signal=signals.headers_received)
         return health
 
@@ -73,6 +76,15 @@ class HostHealth:
     def answered(self, host: str) -> None:
         self.failing.pop(host, None)
 
+    def refuse(self, host: str) -> HostDown:
+        """What refuses a request for ``host``, which is down (the first one says so)."""
+        self.stats.inc_value("hosts/deferred")
+        first = host not in self.told
+        if first:
+            self.told.add(host)
+            self.stats.inc_value("hosts/down")
+        return HostDown(host, self.down[host], first=first)
+
 
 def request_host(request: Request) -> str:
     """The host the blog names, not the ``--map-host`` mirror a request was sent to."""
@@ -85,7 +97,6 @@ class HostDownMiddleware:
 
     def __init__(self, crawler: "Crawler"):
         self.health = HostHealth.of(crawler)
-        self.stats = crawler.stats
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "HostDownMiddleware":
@@ -93,15 +104,8 @@ class HostDownMiddleware:
 
     def process_request(self, request: Request) -> None:
         host = request_host(request)
-        why = self.health.down.get(host)
-        if why is None:
-            return
-        self.stats.inc_value("hosts/deferred")
-        first = host not in self.health.told
-        if first:
-            self.health.told.add(host)
-            self.stats.inc_value("hosts/down")
-        raise HostDown(host, why, first=first)
+        if host in self.health.down:
+            raise self.health.refuse(host)
 
 
 class HostFailuresMiddleware:

@@ -3,6 +3,7 @@ the host is given up after a few failures, each image is recorded once as deferr
 run, with the host back, archives them all."""
 
 import re
+import socket
 import sqlite3
 import subprocess
 
@@ -85,3 +86,19 @@ def test_the_next_run_archives_the_deferred_images(runs):
     assert second.returncode == 0, second.stderr[-3000:]
     assert sqlite3.connect(db).execute("select status, count(*) from media group by status").fetchall() == [("ok", IMAGES)]
     assert hits.pop("/robots.txt") == 1 and set(hits.values()) == {1} and len(hits) == IMAGES
+
+
+def test_an_image_host_that_refuses_connections_is_down_too(tmp_path):
+    # its name resolves (mapped to a port nothing listens on): its robots.txt is unreachable, which
+    # RFC 9309 reads as "nothing may be fetched"; that was one `robots` refusal per image, never retried
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    with FaultServer(blog_routes()) as blog:
+        proc, stats = crawl(tmp_path / "a.db", blog.base, "--map-host", f"{DEAD}=http://127.0.0.1:{closed.getsockname()[1]}")
+    closed.close()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    conn = sqlite3.connect(tmp_path / "a.db")
+    assert conn.execute("select status, count(*) from media group by status").fetchall() == [("deferred", IMAGES)]
+    [(kind, message)] = conn.execute("select kind, message from crawl_errors").fetchall()
+    assert kind == "host-down" and "robots.txt unreachable (refused: " in message
+    assert stats["hosts/down"] == 1
