@@ -17,8 +17,8 @@ from lxml import etree
 from sqlite_utils import Database
 
 from .urls import is_http_url, normalize_url
-from .xmlsafety import check_entities
 from .writes import ensure_source
+from .xmlsafety import check_entities
 
 PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
 

@@ -46,7 +46,14 @@ from scrapy.http import Headers, Response
 from archive.memory import lanes
 
 from .heap import BIG_PAGE_BYTES, trim
-from .middlewares import DECOMPRESSED, ENCODINGS, METER, DecompressedSize, TooLarge, last_encoding
+from .middlewares import (
+    DECOMPRESSED,
+    ENCODINGS,
+    METER,
+    DecompressedSize,
+    TooLarge,
+    last_encoding,
+)
 from .pool import ExtractionPool, workers_of
 from .store import ArchiveStore
 
