@@ -121,6 +121,8 @@ class MemoryBudget:
             # measured as its bytes come, before any lane is asked for: a bomb is refused from its
             # first bytes, whatever its length, and a big page known from what they decompress to
             request.meta[METER] = DecompressedSize(encoding, request.meta.get("download_maxsize", self.max_size))
+        else:
+            request.meta.pop(METER, None)  # an earlier answer's, kept by a redirect or a retry
         if LANE in request.meta:
             return
         weight = COMPRESSION if _compressed(headers) else 1
