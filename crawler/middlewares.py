@@ -8,7 +8,9 @@ blog is archived from a mirror, a staging copy or a local test server.
 
 ``TruncatedBodyMiddleware``: Scrapy decompresses what a cut gzip, deflate, br or
 zstd stream holds and says nothing; a page cut short is refused here instead
-(its error is recorded, of kind ``truncated``).
+(its error is recorded, of kind ``truncated``), and so is a body that decompresses past
+the size cap (``too-large``), before it waits for a lane of the memory budget. Both are read
+from ``DecompressedSize``, which measures a body as its bytes come (crawler.budget feeds it).
 
 ``MetaRefreshMiddleware``: Scrapy's, but it decodes only the first ``HEAD_BYTES``
 of a page to find the refresh in its first 4,096 characters. Scrapy's decodes
@@ -106,8 +108,9 @@ class TruncatedBodyMiddleware:
     """Between the downloader and Scrapy's decompression: a compressed body must reach its end.
 
     Its decompressed size, counted on the way (the output is read a chunk at a time and
-    dropped), goes in the request's meta (``DECOMPRESSED``): the memory budget, next, knows a
-    big page before it is decompressed whole (crawler.budget)."""
+    dropped: as its bytes came, or here for a body that came otherwise), goes in the request's
+    meta (``DECOMPRESSED``): the memory budget, next, knows a big page before it is decompressed
+    whole (crawler.budget)."""
 
     def __init__(self, max_size: int):
         self.max_size = max_size

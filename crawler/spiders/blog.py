@@ -172,9 +172,8 @@ class BlogSpider(Spider):
         wanted = state.media.take()
         if state.media.mode == "all" and not state.media.caught_up:
             state.media.caught_up = True
-            # listed before, not fetched (a crawl interrupted, --media metadata, import warc, a host that
-            # could not be reached), and in
-            # a --recheck run every archived image, revalidated (a conditional request each)
+            # listed before, not fetched (a crawl interrupted, --media metadata, import warc), deferred (its
+            # host not reached), and in a --recheck run every archived image, revalidated (a conditional request each)
             wanted = shown_images(self.store.db, state.id, LISTED) | shown_images(self.store.db, state.id, DEFERRED) | wanted
             if self.mode == "recheck":
                 wanted |= shown_images(self.store.db, state.id, OK)
@@ -735,9 +734,8 @@ def _error_kind(failure: Failure) -> str:
     message = _error_message(failure)
     if failure.check(HostDown):
         return "host-down"
-    if failure.check(TooLarge, DownloadCancelledError) or "DOWNLOAD_MAXSIZE" in message:
-        return "too-large"
-    if "larger than download max size" in message:
+    # DownloadCancelledError: Scrapy's, once more bytes came than the size cap
+    if failure.check(TooLarge, DownloadCancelledError) or "DOWNLOAD_MAXSIZE" in message or "larger than download max size" in message:
         return "too-large"
     if isinstance(failure.value, IgnoreRequest):
         if message.startswith("truncated"):
