@@ -19,6 +19,7 @@ from .urls import normalize_url
 
 MODES = ("all", "metadata", "off")
 LISTED, OK, THEME = "listed", "ok", "theme"
+DEFERRED = "deferred"  # not reached in its run (its host down, or the network failed): asked for by the next
 SVG = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*<svg[\s>]", re.DOTALL | re.IGNORECASE)
 
 

@@ -18,6 +18,7 @@ from sqlite_utils import Database
 
 from .urls import is_http_url, normalize_url
 from .writes import ensure_source
+from .xmlsafety import check_entities
 
 PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
 
@@ -27,7 +28,9 @@ def parse_opml(data: bytes) -> tuple[list[dict[str, Any]], list[str]]:
 
     Raises:
         ValueError: not well-formed XML, or not OPML.
+        archive.xmlsafety.XmlEntitiesError: entities that could grow the document, or an external one.
     """
+    check_entities(data)  # lxml expands none here; an entity bomb is still said to be one
     try:
         root = etree.fromstring(data, PARSER)
     except etree.XMLSyntaxError as e:

@@ -7,9 +7,13 @@ post that comes back (text and Markdown) and its write (the row and its index
 entries). Twenty such pages at once took the crawl's processes past 1.5 GB.
 
 So a page needs a *lane* once it is known to be big (over ``BIG_PAGE_BYTES`` once
-decompressed): at its headers (its length, the compressed one counted
-``COMPRESSION`` times over), as its bytes arrive, or once its decompressed size is
-measured (a chunk at a time, by ``TruncatedBodyMiddleware``), before it is decompressed. It
+decompressed): at its headers (its length; a compressed one in an encoding that cannot be
+measured counted ``COMPRESSION`` times over), as its bytes arrive (a gzip, deflate, br or
+zstd body by what they decompress to, measured a chunk at a time and dropped:
+``crawler.middlewares.DecompressedSize``), or once its decompressed size is known, before
+it is decompressed. A compressed body that passes the size cap (``DOWNLOAD_MAXSIZE``) once
+decompressed, a bomb, is refused as its first bytes show it (``too-large``): it never waits for
+a lane, nor is fetched again. It
 holds the lane until its callback is done (its extraction included: the spider
 middleware ``ReleaseLanes``), or, for a page that reaches no callback, until its
 request is let go. A lane is free only while the
@@ -42,7 +46,14 @@ from scrapy.http import Headers, Response
 from archive.memory import lanes
 
 from .heap import BIG_PAGE_BYTES, trim
-from .middlewares import DECOMPRESSED
+from .middlewares import (
+    DECOMPRESSED,
+    ENCODINGS,
+    METER,
+    DecompressedSize,
+    TooLarge,
+    last_encoding,
+)
 from .pool import ExtractionPool, workers_of
 from .store import ArchiveStore
 
@@ -61,6 +72,7 @@ HOLD_SECONDS = 5.0
 LANE = "archive_lane"  # request.meta: the lane this page holds
 BIG = "archive_big"  # request.meta: found big with every lane taken; waits for one
 STOPPED = "archive_stopped"  # request.meta: its download was stopped for a lane
+OVER_CAP = "archive_over_cap"  # request.meta: its download was stopped, its body past the size cap once decompressed
 
 
 class _Lane:
@@ -74,6 +86,7 @@ class MemoryBudget:
 
     def __init__(self, crawler: "Crawler", lanes: int):
         self.lanes = lanes
+        self.max_size = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self.taken = 0
         self.store = ArchiveStore.of(crawler)
         self.stats = crawler.stats
@@ -103,20 +116,33 @@ class MemoryBudget:
     # -- a page found big ---------------------------------------------------------------
 
     def headers_received(self, headers: Headers, body_length: Any, request: Request, spider: Any) -> None:
+        encoding = last_encoding(headers)
+        if encoding in ENCODINGS:
+            # measured as its bytes come, before any lane is asked for: a bomb is refused from its
+            # first bytes, whatever its length, and a big page known from what they decompress to
+            request.meta[METER] = DecompressedSize(encoding, request.meta.get("download_maxsize", self.max_size))
+        else:
+            request.meta.pop(METER, None)  # an earlier answer's, kept by a redirect or a retry
         if LANE in request.meta:
             return
         weight = COMPRESSION if _compressed(headers) else 1
-        if isinstance(body_length, int) and body_length * weight > BIG_PAGE_BYTES:  # else: not given
-            self._need_lane(request)
+        if encoding not in ENCODINGS and isinstance(body_length, int) and body_length * weight > BIG_PAGE_BYTES:
+            self._need_lane(request)  # (a length not given is judged by the bytes)
         self.received[request] = (weight, 0)
 
     def bytes_received(self, data: bytes, request: Request, spider: Any) -> None:
+        meter: DecompressedSize | None = request.meta.get(METER)
+        if meter is not None:
+            meter.feed(data)
+            if meter.over:
+                request.meta[OVER_CAP] = True
+                raise StopDownload(fail=True)
         if LANE in request.meta:
             return
         weight, got = self.received.get(request, (1, 0))
-        got += weight * len(data)
+        got += len(data) if meter else weight * len(data)
         self.received[request] = (weight, got)
-        if got > BIG_PAGE_BYTES:
+        if max(got, meter.size if meter else 0) > BIG_PAGE_BYTES:
             self._need_lane(request)
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
@@ -128,6 +154,10 @@ class MemoryBudget:
         return self._later(request)
 
     def process_exception(self, request: Request, exception: Exception) -> Request | None:
+        if isinstance(exception, StopDownload) and request.meta.pop(OVER_CAP, False):
+            meter = request.meta.pop(METER)
+            raise TooLarge(f"the {meter.encoding} body decompresses to more than the size cap (download_maxsize) of "
+                           f"{round(meter.max_size / 2**20, 2):g} MB (known from its first {meter.fed:,} bytes): not archived")
         if isinstance(exception, StopDownload) and request.meta.get(STOPPED):
             return self._later(request)
         return None
@@ -139,7 +169,7 @@ class MemoryBudget:
 
     def _later(self, request: Request) -> Request:
         self.stats.inc_value("memory/big_page_waits")
-        meta = {k: v for k, v in request.meta.items() if k not in (LANE, STOPPED)}
+        meta = {k: v for k, v in request.meta.items() if k not in (LANE, STOPPED, METER)}
         return request.replace(meta={**meta, BIG: True}, dont_filter=True)
 
     # -- lanes ----------------------------------------------------------------------------

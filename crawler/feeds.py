@@ -11,6 +11,7 @@ import feedparser
 
 from archive.dates import parse_date
 from archive.urls import is_http_url, parse_url, url_key
+from archive.xmlsafety import check_entities
 
 from .encoding import xml_to_utf8
 
@@ -79,6 +80,7 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None, max_en
 
     Raises:
         FeedError: the body is neither a readable XML feed nor a JSON Feed.
+        archive.xmlsafety.XmlEntitiesError: an entity bomb, or an external entity (never parsed).
     """
     if body.lstrip()[:1] == b"{":
         return _parse_json_feed(body, url, max_entries, page)
@@ -88,6 +90,7 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None, max_en
     else:  # cut on the bytes first: a huge feed is not re-encoded whole
         body, cut = _first_entries(body, max_entries)
         xml = xml_to_utf8(body, http_charset)
+    check_entities(xml)  # before feedparser, which expands them, or holds every reference
     parsed = feedparser.parse(xml, response_headers={"content-location": url})
     if parsed.bozo and not parsed.entries:
         raise FeedError(f"not a readable feed: {parsed.get('bozo_exception')}")

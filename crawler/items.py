@@ -48,6 +48,7 @@ class CrawlError:
     url: str | None
     kind: str  # http, network, feed, robots, extract ...
     message: str
+    fails_source: bool = False  # the source's own URL failed: the source is marked failed, whatever the kind
 
 
 @dataclass

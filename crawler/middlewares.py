@@ -8,7 +8,9 @@ blog is archived from a mirror, a staging copy or a local test server.
 
 ``TruncatedBodyMiddleware``: Scrapy decompresses what a cut gzip, deflate, br or
 zstd stream holds and says nothing; a page cut short is refused here instead
-(its error is recorded, of kind ``truncated``).
+(its error is recorded, of kind ``truncated``), and so is a body that decompresses past
+the size cap (``too-large``), before it waits for a lane of the memory budget. Both are read
+from ``DecompressedSize``, which measures a body as its bytes come (crawler.budget feeds it).
 
 ``MetaRefreshMiddleware``: Scrapy's, but it decodes only the first ``HEAD_BYTES``
 of a page to find the refresh in its first 4,096 characters. Scrapy's decodes
@@ -24,7 +26,6 @@ kept as it came (a 3xx is then recorded as its status), not raised as a bug.
 import logging
 import sys
 import zlib
-from collections.abc import Callable
 
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 from scrapy import Request
 from scrapy.downloadermiddlewares import redirect
 from scrapy.exceptions import IgnoreRequest, NotConfigured
-from scrapy.http import HtmlResponse, Response
+from scrapy.http import Headers, HtmlResponse, Response
 
 from archive.urls import host_of, parse_url
 
@@ -126,14 +127,16 @@ class MetaRefreshMiddleware(redirect.MetaRefreshMiddleware):
 
 
 DECOMPRESSED = "archive_decompressed"  # request.meta: its compressed body's size once decompressed
+METER = "archive_meter"  # request.meta: its ``DecompressedSize``, fed as its bytes come (crawler.budget)
 
 
 class TruncatedBodyMiddleware:
     """Between the downloader and Scrapy's decompression: a compressed body must reach its end.
 
     Its decompressed size, counted on the way (the output is read a chunk at a time and
-    dropped), goes in the request's meta (``DECOMPRESSED``): the memory budget, next, knows a
-    big page before it is decompressed whole (crawler.budget)."""
+    dropped: as its bytes came, or here for a body that came otherwise), goes in the request's
+    meta (``DECOMPRESSED``): the memory budget, next, knows a big page before it is decompressed
+    whole (crawler.budget)."""
 
     def __init__(self, max_size: int):
         self.max_size = max_size
@@ -143,90 +146,115 @@ class TruncatedBodyMiddleware:
         return cls(crawler.settings.getint("DOWNLOAD_MAXSIZE"))
 
     def process_response(self, request: Request, response: Response) -> Response:
-        encodings = response.headers.get("Content-Encoding", b"").lower().split(b",")
-        encoding = encodings[-1].strip().decode("latin-1")  # the last applied is undone first
-        measure = DECOMPRESSED_SIZE.get(encoding)
-        if measure:
-            size = measure(response.body, self.max_size)
+        encoding = last_encoding(response.headers)
+        if encoding in ENCODINGS:
+            max_size = request.meta.get("download_maxsize", self.max_size)
+            measured: DecompressedSize | None = request.meta.pop(METER, None)  # as its bytes came
+            if measured is not None and measured.fed == len(response.body):
+                size = measured.result()
+            else:  # a body that came otherwise (the archive's own, for a conditional request)
+                size = decompressed_size(response.body, encoding, max_size)
             if size is None:
                 raise IgnoreRequest(f"truncated: the {encoding} body ({len(response.body)} bytes) is cut short, not archived")
+            if max_size and size > max_size:  # refused now: never decompressed, nor waiting for a lane
+                raise TooLarge(f"the {encoding} body ({len(response.body):,} bytes) decompresses to more than "
+                               f"the size cap (download_maxsize) of {_mb(max_size)} MB: not archived")
             request.meta[DECOMPRESSED] = size
         return response
 
 
-# Each measure reads the output a chunk at a time and drops it. It answers the size of the
-# output, or None when the stream is cut short. It stops counting once past max_size (the
-# size cap refuses the body then), and answers the body's own size when it is not of that
-# encoding at all (Scrapy's decompression says so).
-
-def gzip_size(body: bytes, max_size: int = 0) -> int | None:
-    """What ``body``'s gzip members decompress to, or None when one does not end."""
-    return _zlib_size(body, max_size, wbits=31)
+def last_encoding(headers: Headers) -> str:
+    """The last ``Content-Encoding`` applied: the first one undone."""
+    return (headers.get("Content-Encoding") or b"").lower().split(b",")[-1].strip().decode("latin-1")
 
 
-def deflate_size(body: bytes, max_size: int = 0) -> int | None:
-    """What the zlib stream decompresses to (or the raw deflate one, which some servers send)."""
-    try:
-        zlib.decompressobj().decompress(body[:64], 1)
-    except zlib.error:
-        return _zlib_size(body, max_size, wbits=-15)
-    return _zlib_size(body, max_size, wbits=15)
+class TooLarge(IgnoreRequest):
+    """A body over the size cap (``DOWNLOAD_MAXSIZE``, or a request's ``download_maxsize``), once decompressed."""
 
 
-def _zlib_size(body: bytes, max_size: int, *, wbits: int) -> int | None:
-    data, size = body, 0
-    while data:
-        decompressor = zlib.decompressobj(wbits=wbits)
+def _mb(size: int) -> str:
+    return f"{round(size / CHUNK, 2):g}"
+
+
+class DecompressedSize:
+    """What a compressed body decompresses to, counted as its bytes are fed (``feed``), a chunk of
+    output at a time, each dropped: a bomb is known from its first bytes, and never held.
+
+    ``size`` stops growing once past ``max_size`` (``over``: the size cap refuses the body then).
+    ``ended``: the stream reached its end (a cut one never does). ``foreign``: the bytes are not of
+    that encoding at all (Scrapy's decompression says so; the body's own size is taken)."""
+
+    def __init__(self, encoding: str, max_size: int = 0):
+        self.encoding = "gzip" if encoding == "x-gzip" else encoding
+        self.max_size = max_size
+        self.size = self.fed = 0
+        self.ended = self.foreign = False
+        self._stream: Any = None
+
+    @property
+    def over(self) -> bool:
+        return bool(self.max_size) and self.size > self.max_size
+
+    def result(self) -> int | None:
+        """The size of what was fed once decompressed (the fed size when ``foreign``), or None when it is cut short."""
+        if self.foreign:
+            return self.fed
+        return self.size if self.ended or self.over else None
+
+    def feed(self, data: bytes) -> None:
+        self.fed += len(data)
+        if self.foreign or self.over or not data:
+            return
         try:
-            while data and not decompressor.eof:
-                size += len(decompressor.decompress(data, CHUNK))
-                data = decompressor.unconsumed_tail
-                if max_size and size > max_size:
-                    return size
-        except zlib.error:
-            return size or len(body)
-        if not decompressor.eof:
-            return None
-        data = decompressor.unused_data if wbits == 31 else b""
-    return size
+            {"gzip": self._zlib, "deflate": self._zlib, "br": self._br, "zstd": self._zstd}[self.encoding](data)
+        except (zlib.error, brotli.error, zstd.ZstdError):
+            # garbage after a whole gzip member or zstd frame ends the stream there, as Scrapy reads it
+            self.foreign = not (self.ended or self.size)
+        if self.over:
+            self._stream = None  # fed no more: a brotli stream's window alone may be 16 MB
+
+    def _zlib(self, data: bytes) -> None:
+        while data and not self.over:
+            if self._stream is None or self._stream.eof:
+                if self._stream is not None and self.encoding == "deflate":
+                    return  # what follows the stream's end is not read
+                self._stream = zlib.decompressobj(wbits=self._wbits(data))
+            self.size += len(self._stream.decompress(data, CHUNK))
+            self.ended = self._stream.eof
+            data = self._stream.unconsumed_tail or (self._stream.unused_data if self._stream.eof else b"")
+
+    def _wbits(self, head: bytes) -> int:
+        if self.encoding == "gzip":
+            return 31
+        # a zlib header (RFC 1950), or the raw deflate some servers send
+        return 15 if len(head) >= 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0 else -15
+
+    def _br(self, data: bytes) -> None:
+        self._stream = self._stream or brotli.Decompressor()
+        self.size += len(self._stream.process(data, output_buffer_limit=CHUNK))
+        while not self._stream.is_finished() and not self._stream.can_accept_more_data() and not self.over:
+            self.size += len(self._stream.process(b"", output_buffer_limit=CHUNK))
+        self.ended = self._stream.is_finished()
+
+    def _zstd(self, data: bytes) -> None:
+        while data and not self.over:
+            if self._stream is None or self._stream.eof:
+                self._stream = zstd.ZstdDecompressor()
+            self.size += len(self._stream.decompress(data, CHUNK))
+            while not self._stream.eof and not self._stream.needs_input and not self.over:
+                self.size += len(self._stream.decompress(b"", CHUNK))
+            self.ended = self._stream.eof
+            data = self._stream.unused_data if self._stream.eof else b""
 
 
-def br_size(body: bytes, max_size: int = 0) -> int | None:
-    """What the brotli stream decompresses to, or None when it does not end."""
-    decompressor = brotli.Decompressor()
-    try:
-        size = len(decompressor.process(body, output_buffer_limit=CHUNK))
-        while not decompressor.is_finished() and not decompressor.can_accept_more_data():
-            size += len(decompressor.process(b"", output_buffer_limit=CHUNK))
-            if max_size and size > max_size:
-                return size
-    except brotli.error:
-        return len(body)
-    return size if decompressor.is_finished() else None
+ENCODINGS = ("gzip", "x-gzip", "deflate", "br", "zstd")
 
 
-def zstd_size(body: bytes, max_size: int = 0) -> int | None:
-    """What ``body``'s zstd frames decompress to, or None when one does not end."""
-    data, size = body, 0
-    while data:
-        decompressor = zstd.ZstdDecompressor()
-        try:
-            size += len(decompressor.decompress(data, CHUNK))
-            while not decompressor.eof and not decompressor.needs_input:
-                size += len(decompressor.decompress(b"", CHUNK))
-                if max_size and size > max_size:
-                    return size
-        except zstd.ZstdError:
-            return size or len(body)
-        if not decompressor.eof:
-            return None
-        data = decompressor.unused_data
-    return size
-
-
-DECOMPRESSED_SIZE: dict[str, Callable[[bytes, int], int | None]] = {
-    "gzip": gzip_size, "x-gzip": gzip_size, "deflate": deflate_size, "br": br_size, "zstd": zstd_size,
-}
+def decompressed_size(body: bytes, encoding: str, max_size: int = 0) -> int | None:
+    """What ``body`` decompresses to (counted up to just past ``max_size``), or None when it is cut short."""
+    measure = DecompressedSize(encoding, max_size)
+    measure.feed(body)
+    return measure.result()
 
 
 # What failed on the way, by the exception (or the one it wraps) that says so.
@@ -236,6 +264,9 @@ NETWORK_KINDS = [
     ("timeout", {"DownloadTimeoutError", "TimeoutError", "TCPTimedOutError"}),
     ("reset", {"ResponseDataLossError", "_DataLoss", "ConnectionLost", "ConnectionDone", "ConnectionResetError"}),
 ]
+
+
+NETWORK_FAILURES = ("dns", "refused", "timeout", "tls", "reset", "network")
 
 
 def network_kind(error: BaseException) -> str:

@@ -120,13 +120,15 @@ class ArchivePipeline:
             run(save_page, ItemAdapter(item).asdict(), run_id=self.run_id)
             stats.inc_value(f"archive/pages_{item.kind}")
         elif isinstance(item, CrawlError):
-            run(save_error, run_id=self.run_id, **ItemAdapter(item).asdict())
-            if item.kind in TOLD_KINDS:
+            fields = ItemAdapter(item).asdict()
+            del fields["fails_source"]
+            run(save_error, run_id=self.run_id, **fields)
+            if item.kind in TOLD_KINDS or item.fails_source:
                 logger.error("%s: %s (%s)", item.url, item.message, item.kind)
             stats.inc_value("archive/errors")
             if item.source_id:
                 self.errors[item.source_id] += 1
-                if item.kind in FAILING_KINDS:
+                if item.kind in FAILING_KINDS or item.fails_source:
                     self.failed.add(item.source_id)
         elif isinstance(item, MediaFile):
             fields = ItemAdapter(item).asdict()

@@ -32,6 +32,7 @@ from scrapy.resolver import dnscache
 
 from archive.urls import host_of
 
+from .hostdown import HostHealth
 from .items import CrawlError
 from .middlewares import META_KEY as MAPPED
 from .middlewares import network_kind
@@ -166,10 +167,15 @@ class RobotsPolicyMiddleware(RobotsTxtMiddleware):
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
         if not isinstance(exc, IgnoreRequest):
-            self.unreachable[netloc] = f"{network_kind(exc)}: {type(exc).__name__}"
+            self.unreachable[netloc] = why = f"{network_kind(exc)}: {type(exc).__name__}"
+            # the host could not be reached (its retries included): down for the run, its requests deferred
+            HostHealth.of(self.crawler).down.setdefault(host_of(f"http://{netloc}/"), f"robots.txt unreachable ({why})")
         super()._robots_error(exc, netloc)
 
     def process_request_2(self, rp: Any, request: Request) -> None:
+        health = HostHealth.of(self.crawler)
+        if host_of(request.url) in health.down:  # the requests that waited for its robots.txt
+            raise health.refuse(host_of(request.url))
         netloc = urlsplit(request.url).netloc
         if netloc in self.unreachable:
             self.crawler.stats.inc_value("robotstxt/forbidden")

@@ -123,6 +123,10 @@ DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None,
                      "http": "crawler.lease.LeasedDownloadHandler", "https": "crawler.lease.LeasedDownloadHandler"}
 
 DOWNLOADER_MIDDLEWARES = {
+    # before anything, a name looked up above all: a host down for the run is asked for no more
+    "crawler.hostdown.HostDownMiddleware": 40,
+    # before retries (550): each failure to reach a host counts before it is retried
+    "crawler.hostdown.HostFailuresMiddleware": 560,
     # first: nothing internal is fetched unless the user typed it
     "crawler.safety.PrivateAddressMiddleware": 50,
     # RFC 9309: an unreachable robots.txt disallows everything

@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 from parsel import Selector
 from protego import Protego
 from scrapy import Request, Spider, signals
-from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.exceptions import DontCloseSpider, DownloadCancelledError, IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.sitemap import Sitemap
@@ -28,19 +28,21 @@ from w3lib.html import get_base_url
 
 from archive import ensure_sources, find_sources
 from archive.captures import body_sha256
-from archive.media import LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
+from archive.media import DEFERRED, LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
 from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.urls import feed_item_url, host_of, parse_url, url_key
+from archive.xmlsafety import XmlEntitiesError, check_entities
 
 from ..conditional import REVALIDATE, SHA, UNCHANGED
 from ..encoding import html_encoding
 from ..feeds import FeedError, item_id, looks_like_feed, parse_feed
+from ..hostdown import HostDown
 from ..incremental import load_plan, sitemap_lastmod
 from ..items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
 from ..media import page_images
 from ..mediafetch import POSTS, MediaRefused, ledger_for
 from ..middlewares import META_KEY as MAPPED
-from ..middlewares import network_kind
+from ..middlewares import NETWORK_FAILURES, TooLarge, network_kind
 from ..pages import HOME, SectionStats, below, dated, decide, in_scope, listing_links, read_evidence, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
 from ..spill import SpillDict, SpillSet
@@ -58,6 +60,7 @@ LATE_ENTRY = "late_entry"  # meta: a post fetched again for a feed entry read af
 # Publish dates that carry their time; others (a visible date, <time> with a day only...) may lack it.
 TIMED_ORIGINS = {"feed", "JSON-LD datePublished", "article:published_time"}
 TIME_OF_DAY = re.compile(r"\d:\d\d")
+BODY_KINDS = ("too-large", "truncated")  # a body refused for what it is, not a host unreachable
 
 
 class BlogSpider(Spider):
@@ -169,9 +172,9 @@ class BlogSpider(Spider):
         wanted = state.media.take()
         if state.media.mode == "all" and not state.media.caught_up:
             state.media.caught_up = True
-            # listed before, not fetched (a crawl interrupted, --media metadata, import warc), and in
-            # a --recheck run every archived image, revalidated (a conditional request each)
-            wanted = shown_images(self.store.db, state.id, LISTED) | wanted
+            # listed before, not fetched (a crawl interrupted, --media metadata, import warc), deferred (its
+            # host not reached), and in a --recheck run every archived image, revalidated (a conditional request each)
+            wanted = shown_images(self.store.db, state.id, LISTED) | shown_images(self.store.db, state.id, DEFERRED) | wanted
             if self.mode == "recheck":
                 wanted |= shown_images(self.store.db, state.id, OK)
         known = media_states(self.store.db, list(wanted))
@@ -340,6 +343,10 @@ class BlogSpider(Spider):
         try:
             feed = parse_feed(response.body, response.url, http_charset=_http_charset(response),
                               page=response.meta.get("declared_by"))
+        except XmlEntitiesError as e:  # a bomb is told, even where a feed was only guessed at
+            yield CrawlError(state.id, response.url, "xml-entities", f"feed not read: {e}")
+            yield from self._discovery_done(state)
+            return
         except FeedError as e:
             if not response.meta.get("probe"):
                 yield CrawlError(state.id, response.url, "feed", str(e))
@@ -431,7 +438,12 @@ class BlogSpider(Spider):
                 body = f.read(MAX_SITEMAP_BYTES)
         unchanged = bool(state.plan and state.plan.skip(response))
         try:
+            check_entities(body)  # Scrapy's parser expands none, but a bomb is told as one
             sitemap = Sitemap(body)
+        except XmlEntitiesError as e:
+            yield CrawlError(state.id, response.url, "xml-entities", f"sitemap not read: {e}")
+            yield from self._discovery_done(state)
+            return
         except Exception as e:  # lxml raises several kinds on garbage
             if not response.meta.get("probe") and not unchanged:
                 yield CrawlError(state.id, response.url, "sitemap", f"not a readable sitemap: {e}")
@@ -617,10 +629,23 @@ class BlogSpider(Spider):
             return  # unchanged, and its body not at hand: a cluster job's plan holds no image's body
         elif failure.check(HttpError):
             status = message = f"HTTP {failure.value.response.status}"
+        elif failure.check(HostDown):
+            # one row for the host, none for each image: each is asked for again by the next run
+            self.crawler.stats.inc_value("media/deferred")
+            yield MediaFile(url, state.id, DEFERRED)
+            if failure.value.first:
+                yield CrawlError(state.id, url, "host-down", f"{failure.value}: its images are asked for by the next run")
+            return
         else:
             status, message = _error_kind(failure), _error_message(failure)
             if status == "too-large":
                 message = f"larger than the cap of {round(request.meta['download_maxsize'] / (1024 * 1024), 2):g} MB: not fetched"
+            elif status in NETWORK_FAILURES:  # the host may answer another day: one row, of what failed
+                self.crawler.stats.inc_value("media/deferred")
+                yield MediaFile(url, state.id, DEFERRED)
+                yield CrawlError(state.id, url, status, f"{message} (an image shown by {request.meta[POSTS][0]}, "
+                                 "asked for again by the next run)")
+                return
         self.crawler.stats.inc_value("media/skipped")
         yield MediaFile(url, state.id, status.lower())
         yield CrawlError(state.id, url, "media", f"{message} (shown by {request.meta[POSTS][0]})")
@@ -643,12 +668,15 @@ class BlogSpider(Spider):
             kind, message = _error_kind(failure), _error_message(failure)
         if kind == "robots" and not request.meta.get("discovery"):
             kind = ""  # a page robots.txt forbids is skipped by policy, not failed
-        if request.meta.get("seed"):
-            kind, message = "seed", f"the source's own URL failed: {message}"
+        seed = bool(request.meta.get("seed"))
+        if seed:
+            # a body refused for what it is (a bomb) keeps its kind; the source fails all the same
+            kind = kind if kind in BODY_KINDS else "seed"
+            message = f"the source's own URL failed: {message}"
             if state.plan:
                 state.plan.failed = True
         if kind:
-            yield CrawlError(state.id, _original_url(request), kind, message)
+            yield CrawlError(state.id, _original_url(request), kind, message, fails_source=seed)
         if request.meta.get("discovery"):
             yield from self._discovery_done(state)
 
@@ -740,7 +768,10 @@ def _original_url(request: Request) -> str:
 
 def _error_kind(failure: Failure) -> str:
     message = _error_message(failure)
-    if "DOWNLOAD_MAXSIZE" in message or "larger than download max size" in message:
+    if failure.check(HostDown):
+        return "host-down"
+    # DownloadCancelledError: Scrapy's, once more bytes came than the size cap
+    if failure.check(TooLarge, DownloadCancelledError) or "DOWNLOAD_MAXSIZE" in message or "larger than download max size" in message:
         return "too-large"
     if isinstance(failure.value, IgnoreRequest):
         if message.startswith("truncated"):
@@ -753,6 +784,9 @@ def _error_kind(failure: Failure) -> str:
 def _error_message(failure: Failure) -> str:
     """What went wrong, in one line, even when Twisted's own message is empty."""
     message = failure.getErrorMessage()
+    if failure.check(DownloadCancelledError) and not message:
+        # Scrapy cancels a download, saying nothing, once more bytes came than the size cap
+        return "larger than the size cap as its bytes came: its download was cancelled, not archived"
     reasons = getattr(failure.value, "reasons", None)  # ResponseFailed and its kin
     if reasons or "DataLoss" in type(failure.value).__name__:
         causes = ", ".join(r.getErrorMessage() or type(r.value).__name__ for r in reasons or [failure])
