@@ -24,7 +24,19 @@ from trafilatura.xml import xmltotxt
 from archive.dates import parse_date
 
 from .items import BlogPost
-from .article import article_body, article_document, drop_furniture, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
+from .article import (
+    CIPHERTEXT,
+    PROTECTED_TEXT,
+    article_body,
+    article_document,
+    drop_furniture,
+    drop_line_numbers,
+    drop_post_furniture,
+    keep_link_blocks,
+    protected,
+    unseen,
+    within_unseen,
+)
 from .media import article_media
 from .metadata import Candidate, candidates
 from .pages import page_lang
@@ -59,6 +71,14 @@ PART_CHARS = 1_000_000
 # And in parts of this many blocks at most: trafilatura's time grows faster than the number of
 # blocks it is given (45,000 paragraphs of Chinese, 1.4 MB, took 12.4 s whole, 4.5 in parts).
 PART_BLOCKS = 2_000
+# The guard: trafilatura's text of the whole page is kept instead of ours when ours is less than
+# this share of it (our layer took the wrong block, or emptied the right one) and it holds at least
+# GUARD_MIN_CHARS: less is what trafilatura takes of a page's menus around a post of a few lines,
+# and a sixth, what it adds of other posts' excerpts around a short post...
+GUARD_SHARE = 0.15
+GUARD_MIN_CHARS = 400
+# ... and only on pages of at most this many characters of text: a huge post is not read twice.
+GUARD_MAX_CHARS = PART_CHARS
 
 
 def extract_post(
@@ -92,6 +112,11 @@ def extract_post(
     found = candidates(sel, url, entry, site=site, link_text=link_text)
     body = article_body(root)  # found before anything is taken out of the page
     post = BlogPost(url=url, guid=entry.get("guid"), protected=protected(root, body))
+    # what trafilatura alone keeps of the page (it reads a copy: our layer changes the tree next)
+    whole = whole_page(root, url) if not post.protected or body is None else None
+    if post.protected and body is None and readable(whole):
+        post.protected = None  # a login form somewhere on a page whose article trafilatura reads
+    hidden_body = body is not None and within_unseen(body)
     keep_link_blocks(body)
     drop_line_numbers(root)
     drop_post_furniture(root)
@@ -118,6 +143,8 @@ def extract_post(
             # the body the theme marks is the post, however little it holds (trafilatura keeps
             # nothing of a line or two): never the page's menus around it
             post.text = post.markdown = "\n".join(t.strip() for t in article[-1].itertext() if t.strip())
+        if guard(post, whole, hidden_body=hidden_body) and doc is None:
+            doc = whole
         if not post.text and article is None:
             logger.debug("no article: %s", url)
             return None
@@ -131,6 +158,63 @@ def extract_post(
     post.lang = detect_lang(post.text, page_lang(sel))
     post.word_count = word_count(post.text)
     return post
+
+
+def whole_page(root: Any, url: str) -> Any:
+    """trafilatura's document for the whole page as a reader sees it (without what is ``unseen``),
+    or None when it finds no text or the page is too big to be read twice (over
+    ``GUARD_MAX_CHARS`` characters)."""
+    chars = 0
+    for text in root.itertext():
+        chars += len(text)
+        if chars > GUARD_MAX_CHARS:
+            return None
+    page = copy.deepcopy(root)  # our layer changes the page's own tree next
+    for el in [el for el in page.iter() if isinstance(el.tag, str) and unseen(el)]:
+        if el.getparent() is not None:
+            el.drop_tree()
+    options = copy.copy(EXTRACTOR)
+    options.url = options.source = url
+    options.with_metadata = False  # the page's metadata is read once, from our own document
+    doc = bare_extraction(page, options=options)
+    return doc if doc is not None and doc.body is not None else None
+
+
+def readable(whole: Any) -> bool:
+    """True when trafilatura's text of the whole page is an article (``GUARD_MIN_CHARS`` or more)
+    that neither asks for a password nor holds ciphertext: the page's password form is not the post's."""
+    if whole is None:
+        return False
+    text = xmltotxt(whole.body, False)
+    return collapsed_length(text) >= GUARD_MIN_CHARS and not PROTECTED_TEXT.search(text) and not CIPHERTEXT.search(text)
+
+
+def guard(post: BlogPost, whole: Any, *, hidden_body: bool) -> bool:
+    """Keep trafilatura's text of the whole page (``whole``) instead of the post's when the post's
+    is empty, under ``GUARD_SHARE`` of it (of ``GUARD_MIN_CHARS`` or more), or read from an element
+    a reader never sees; the
+    choice and its reason go to the provenance. Returns whether trafilatura's text was kept.
+
+    A feed's text, chosen for being longer than the page's, is kept as it is."""
+    if whole is None or any(p["field"] == "text" and p["origin"] == "feed" for p in post.provenance):
+        return False
+    theirs = xmltotxt(whole.body, False)
+    kept, ours = collapsed_length(theirs), collapsed_length(post.text or "")
+    if not kept:
+        return False
+    if hidden_body:
+        reason = "the body our layer chose is hidden from readers"
+    elif not ours:
+        reason = "our layer kept no text"
+    elif ours < GUARD_SHARE * kept and kept >= GUARD_MIN_CHARS:
+        reason = f"our layer kept {ours} characters"
+    else:
+        return False
+    post.provenance = [p for p in post.provenance if p["field"] != "text"]
+    post.text, post.markdown = theirs, whole.text
+    value = f"{kept} characters, trafilatura on the whole page: {reason}"
+    post.provenance.append({"field": "text", "value": value, "origin": "trafilatura", "chosen": 1})
+    return True
 
 
 def _extract_article(page: Any, options: Extractor) -> tuple[Any, str | None]:
@@ -230,9 +314,12 @@ def _drop_title_line(post: BlogPost) -> None:
 
 
 def parse_html(html_text: str) -> Any:
-    """The page as one lxml tree, read once for metadata, the article and trafilatura."""
-    try:
-        return lxml_html.document_fromstring(html_text or "<html></html>")
+    """The page as one lxml tree, read once for metadata, the article and trafilatura; without
+    its HTML comments, as trafilatura reads a page it parses itself: given a tree, it drops each
+    comment with the text after it (``When <!-- -->President ...`` would keep "When")."""
+    try:  # a parser per page: lxml's parsers are not to be shared between threads
+        parser = lxml_html.HTMLParser(remove_comments=True)
+        return lxml_html.document_fromstring(html_text or "<html></html>", parser=parser)
     except (ValueError, lxml_html.etree.ParserError):
         return lxml_html.document_fromstring("<html></html>")
 

@@ -29,6 +29,11 @@ compared with the truth:
   its markup removed (``source_words``); protected posts are left out, and only
   checked for being marked ``protected`` (where the archive has that column) and
   for ciphertext kept as text (``is_ciphertext``).
+- trafilatura text F1: the same measure for ``trafilatura.bare_extraction(page,
+  include_comments=False)`` alone on each scored post's page in ``site/``.
+
+With the public single-page sets of ``tests/page_sets.py`` checked out (see its
+docstring; ``--sets DIR``), their table (blogarchive beside trafilatura) follows.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from urllib.parse import unquote, urlsplit
 import markdown
 from dateutil import parser as dateutil_parser
 from lxml import html as lxml_html
+from trafilatura import bare_extraction
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # run as a command
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -111,7 +117,8 @@ DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MARKDOWN_EXTENSIONS = ["extra", "sane_lists"]
 BLOCKS = ("p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "table", "tr",
           "td", "th", "br", "hr", "ul", "ol", "dl", "figure", "figcaption")
-FIELDS = ["recall", "precision", "duplicates", "title", "date_day", "date_time", "author", "tags", "text"]
+FIELDS = ["recall", "precision", "duplicates", "title", "date_day", "date_time", "author", "tags", "text",
+          "trafilatura_text"]
 # Mismatches read first: whole posts, then fields by how much a reader notices them.
 SEVERITY = ["missing", "extra", "duplicate", "ciphertext", "protected", "title", "date_day", "date_time",
             "author", "tags", "text"]
@@ -479,7 +486,8 @@ def score(blog: Blog, rows: list[dict]) -> dict:
     reachable = {k for k, p in truth.items() if p.linked}
     for key in sorted(reachable - set(matched)):
         mismatches.append(_mismatch(key, "missing", truth[key].title, None))
-    marks: dict[str, list[float]] = {f: [] for f in ("title", "date_day", "date_time", "author", "tags", "text")}
+    marks: dict[str, list[float]] = {
+        f: [] for f in ("title", "date_day", "date_time", "author", "tags", "text", "trafilatura_text")}
     zone = blog_zone(blog.posts, blog.site)
     protected = ciphertext = marked = 0
     has_column = bool(rows) and "protected" in rows[0]
@@ -531,11 +539,29 @@ def _score_post(blog: Blog, post: TruthPost, row: dict, zone: tzinfo,
         want, got = source_words(post.source, generator=blog.generator), words(row["text"])
         f1 = bag_f1(want, got)
         marks["text"].append(f1)
+        page = page_file(blog.site, post.path)
+        if page is not None:
+            marks["trafilatura_text"].append(bag_f1(want, words(trafilatura_text(page, row["url"]))))
         if f1 < 1:
             start = " ".join((row["text"] or "").split())[:100]
             mismatches.append({**_mismatch(post.path, "text", "missing: " + _top(want - got),
                                            f"extra: {_top(got - want)}; text starts: {start!r}"),
                                "f1": round(f1, 3)})
+
+
+def page_file(site: Path, path: str) -> Path | None:
+    """The file of ``site`` that a post's URL path is served from, if there is one."""
+    base = site / path.strip("/")
+    for candidate in (base / "index.html", base, base.with_name(base.name + ".html")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def trafilatura_text(page: Path, url: str) -> str:
+    """trafilatura's text of a saved page, alone, comments left out."""
+    doc = bare_extraction(page.read_text(encoding="utf-8", errors="replace"), url=url, include_comments=False)
+    return (doc.text or "") if doc is not None else ""
 
 
 def _top(bag: Counter[str], n: int = 12) -> str:
@@ -566,6 +592,7 @@ COLUMNS = [  # (key, heading)
     ("posts", "posts"), ("archived", "archived"), ("recall", "recall"), ("precision", "precision"),
     ("duplicates", "duplicates"), ("title", "title exact"), ("date_day", "date day"),
     ("date_time", "date time"), ("author", "author"), ("tags", "tags F1"), ("text", "text F1"),
+    ("trafilatura_text", "trafilatura text F1"),
     ("protected", "protected (marked / ciphertext)"),
 ]
 
