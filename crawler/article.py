@@ -97,7 +97,9 @@ def _densest(root: etree._Element, mass: dict, total: int) -> etree._Element | N
         return None
     while True:
         child = next((c for c in node if mass.get(c, 0) >= DENSE_SHARE * total), None)
-        if child is None:
+        # not below the post's own paragraphs: an introduction before its first section is its text
+        if child is None or (node.tag != "body" and any(
+                c is not child and c.tag in TEXT_BLOCKS and mass.get(c, 0) for c in node)):
             return node if node.tag != "body" else None
         node = child
 

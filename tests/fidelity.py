@@ -1,6 +1,7 @@
 """The fidelity scorer: how faithfully a crawl archives real blogs, field by field (``make fidelity``).
 
-``python tests/fidelity.py [NAME ...] [--out docs/fidelity.md] [--json FILE] [--jobs 1] [--verbose]``
+``python tests/fidelity.py [NAME ...] [--out docs/fidelity.md] [--json FILE] [--jobs 1] [--verbose]
+[--sets DIR | --no-sets | --sets-only]``
 
 Each blog of the corpus (``tests/corpus/NAME/``, see its README; a folder
 without ``truth.json`` is still being written and is skipped) and each of the
@@ -680,8 +681,26 @@ How each column is measured (`tests/fidelity.py`):
 """
 
 
-def report(results: list[dict], *, when: datetime | None = None) -> str:
-    """docs/fidelity.md: one row per blog, the worst of each column, the date, the commit and the notes."""
+# The single-page sets as they were measured at commit 0676088, before the guard (issue 32).
+SETS_BEFORE = [
+    "| article-extraction-benchmark (scrapinghub, 181 articles) | 181 | 0.889 | 0.959 | 5 (5) / 0 | — / — |",
+]
+
+SETS_NOTES = """\
+Each page of a public single-page set is given to `crawler.extract.extract_post` (the crawl's own extraction,
+with no feed and no site to learn from) and to `trafilatura.bare_extraction(html, include_comments=False)` in
+the same run (`tests/page_sets.py`, which `make fidelity` runs when the sets are checked out under
+`$BLOGARCHIVE_PAGE_SETS`, by default `~/.cache/blogarchive/page-sets`; their pages are not in the repository).
+**text F1**: the bag-of-words F1 of the extracted text against the set's gold text (the corpus's words), averaged
+over the pages, an empty page scoring 0; **pages left empty**: no text at all, and in brackets those of them
+where the other extractor keeps 200 characters or more; **title exact**: equal to the gold title after the
+corpus's folding, where the gold has one (the scrapinghub set has none).
+"""
+
+
+def report(results: list[dict], *, when: datetime | None = None, sets: list[str] | None = None) -> str:
+    """docs/fidelity.md: one row per blog, the worst of each column, the date, the commit and the notes;
+    then the single-page sets' table (``sets``: its lines, from ``page_sets.table``), if measured."""
     when, head = when or datetime.now(timezone.utc), commit()
     lines = [
         "# Fidelity on real blogs", "",
@@ -700,7 +719,12 @@ def report(results: list[dict], *, when: datetime | None = None) -> str:
         worst = worst_row(results)
         lines.append(f"| **minimum** ({when:%Y-%m-%d}, {head}) | " + " | ".join(
             "" if k in ("posts", "archived") else _cell(worst, k) for k, _ in COLUMNS) + " |")
-    return "\n".join(lines + ["", NOTES])
+    lines += ["", NOTES]
+    if sets:
+        lines += ["## Public single-page sets", "", f"Measured in the same run ({when:%Y-%m-%d}, {head}):", "",
+                  *sets, "", "Before the guard of issue 32 (commit 0676088, same measures):", "", *sets[:2],
+                  *SETS_BEFORE, "", SETS_NOTES]
+    return "\n".join(lines)
 
 
 def print_mismatches(result: dict, limit: int) -> None:
@@ -733,7 +757,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", "-v", action="store_true", help="print the worst mismatches of each blog")
     parser.add_argument("--limit", type=int, default=20, help="mismatches printed per blog with --verbose")
     parser.add_argument("--check", action="store_true", help="exit 1 when a blog misses a threshold of issue 11")
+    parser.add_argument("--sets", type=Path, help="the single-page sets' checkouts (tests/page_sets.py; default "
+                        "$BLOGARCHIVE_PAGE_SETS or ~/.cache/blogarchive/page-sets)")
+    parser.add_argument("--no-sets", action="store_true", help="do not score the single-page sets (a run of "
+                        "NAMEs never does)")
+    parser.add_argument("--sets-only", action="store_true", help="score the single-page sets alone, no blog")
     args = parser.parse_args(argv)
+    sets = None
+    if args.sets_only or not (args.no_sets or args.names):  # the sets with a whole run, not with one blog
+        import page_sets  # it imports this module's measures
+
+        sets = page_sets.table(page_sets.score_sets(page_sets.sets_dir(args.sets)))
+    if args.sets_only:
+        print("\n".join(sets or []))
+        return 0
     if not args.names:
         for folder in sorted(p for p in CORPUS.iterdir() if p.is_dir() and p.name not in corpus_names()):
             print(f"{folder.name}: skipped, its truth.json or blog.json is not written yet")
@@ -752,7 +789,7 @@ def main(argv: list[str] | None = None) -> int:
         for result in results:
             print_mismatches(result, args.limit)
     if args.out:
-        args.out.write_text(report(results), encoding="utf-8")
+        args.out.write_text(report(results, sets=sets), encoding="utf-8")
     missed = {r["blog"]: failures(r) for r in results if failures(r)}
     for name, why in missed.items():
         print(f"{name} misses: {'; '.join(why)}")

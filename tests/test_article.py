@@ -320,3 +320,24 @@ def test_a_page_whose_isolation_empties_the_body_keeps_what_trafilatura_keeps():
     assert "Paragraph 1 of the post" in post.text and "Paragraph 8 of the post" in post.text
     assert chosen_text(post)[0][0] == "trafilatura"
     assert "trafilatura on the whole page" in chosen_text(post)[0][1]
+
+
+def test_html_comments_inside_a_paragraph_keep_the_text_after_them():
+    # a renderer's empty comments between the words of a sentence (React writes "When <!-- -->President")
+    para = ("<p>When <!-- -->President<!-- --> <!-- -->Lincoln’s<!-- --> advisers suggested a longer speech, "
+            "he wrote a shorter one.</p>")
+    post = extract_post("https://blog.test/speech/", f"<html><body><article><h1>Speech</h1>{para}{LONG}</article></body></html>")
+    assert "When President Lincoln’s advisers suggested a longer speech" in post.text
+
+
+def test_a_login_form_in_a_window_of_the_site_protects_nothing():
+    # no element marks the post's body, and the site's login window has a password field: the
+    # article trafilatura reads on the page is the post, not a password prompt
+    login = ('<div class="modal-window window-auth"><form action="/login/" method="post">'
+             '<label>Enter password</label><input type="password" name="password"></form></div>')
+    story = "".join(f"<div class='txt'>Sentence {i} of the column, about a royal interview and what it "
+                    f"left unsaid, told at some length for the readers of the site.</div>" for i in range(12))
+    page = f"<html><body><div class='layout'><h1>Royal arrogance</h1>{story}</div>{login}</body></html>"
+    post = extract_post("https://news.test/columnists/royal/", page)
+    assert post is not None and not post.protected
+    assert "Sentence 11 of the column" in post.text
