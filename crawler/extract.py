@@ -11,6 +11,7 @@ import html
 import logging
 import re
 from collections import Counter
+from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from typing import Any
 
@@ -77,8 +78,10 @@ PART_BLOCKS = 2_000
 # and a sixth, what it adds of other posts' excerpts around a short post...
 GUARD_SHARE = 0.15
 GUARD_MIN_CHARS = 400
-# ... and only on pages of at most this many characters of text: a huge post is not read twice.
+# ... and only on pages of at most this many characters of text and elements: a huge post's
+# tree is not held twice.
 GUARD_MAX_CHARS = PART_CHARS
+GUARD_MAX_ELEMENTS = 100_000
 
 
 def extract_post(
@@ -143,8 +146,9 @@ def extract_post(
             # the body the theme marks is the post, however little it holds (trafilatura keeps
             # nothing of a line or two): never the page's menus around it
             post.text = post.markdown = "\n".join(t.strip() for t in article[-1].itertext() if t.strip())
-        if guard(post, whole, hidden_body=hidden_body) and doc is None:
-            doc = whole
+        kept = guard(post, whole, hidden_body=hidden_body)
+        doc = doc if doc is not None or kept is None else kept
+        whole = None  # its copy of the page let go before the metadata is read
         if not post.text and article is None:
             logger.debug("no article: %s", url)
             return None
@@ -160,48 +164,75 @@ def extract_post(
     return post
 
 
-def whole_page(root: Any, url: str) -> Any:
-    """trafilatura's document for the whole page as a reader sees it (without what is ``unseen``),
-    or None when it finds no text or the page is too big to be read twice (over
-    ``GUARD_MAX_CHARS`` characters)."""
-    chars = 0
-    for text in root.itertext():
-        chars += len(text)
-        if chars > GUARD_MAX_CHARS:
+@dataclass
+class WholePage:
+    """The page as a reader sees it, copied before our layer changes the page's tree, for the guard;
+    trafilatura reads it only when the guard needs its text."""
+
+    tree: Any
+    url: str
+    chars: int  # of its text: at least what trafilatura can keep of it
+    _doc: Any = None
+    _read: bool = False
+
+    def doc(self) -> Any:
+        """trafilatura's document for it, or None when it finds no text (read once)."""
+        if not self._read:
+            options = copy.copy(EXTRACTOR)
+            options.url = options.source = self.url
+            options.with_metadata = False  # the page's metadata is read once, from our own document
+            found = bare_extraction(self.tree, options=options)
+            self._doc, self._read, self.tree = (found if found is not None and found.body is not None else None), True, None
+        return self._doc
+
+
+def whole_page(root: Any, url: str) -> WholePage | None:
+    """A copy of the page without what a reader never sees (``unseen``); None for a page over
+    ``GUARD_MAX_CHARS`` characters of text or ``GUARD_MAX_ELEMENTS`` elements: not held twice."""
+    elements = 0
+    for el in root.iter():
+        elements += 1
+        if elements > GUARD_MAX_ELEMENTS:
             return None
-    page = copy.deepcopy(root)  # our layer changes the page's own tree next
+    if sum(len(t) for t in root.itertext()) > GUARD_MAX_CHARS:
+        return None
+    page = copy.deepcopy(root)
     for el in [el for el in page.iter() if isinstance(el.tag, str) and unseen(el)]:
         if el.getparent() is not None:
             el.drop_tree()
-    options = copy.copy(EXTRACTOR)
-    options.url = options.source = url
-    options.with_metadata = False  # the page's metadata is read once, from our own document
-    doc = bare_extraction(page, options=options)
-    return doc if doc is not None and doc.body is not None else None
+    return WholePage(page, url, sum(len(t) for t in page.itertext()))
 
 
-def readable(whole: Any) -> bool:
+def readable(whole: WholePage | None) -> bool:
     """True when trafilatura's text of the whole page is an article (``GUARD_MIN_CHARS`` or more)
     that neither asks for a password nor holds ciphertext: the page's password form is not the post's."""
-    if whole is None:
+    doc = whole.doc() if whole is not None else None
+    if doc is None:
         return False
-    text = xmltotxt(whole.body, False)
+    text = xmltotxt(doc.body, False)
     return collapsed_length(text) >= GUARD_MIN_CHARS and not PROTECTED_TEXT.search(text) and not CIPHERTEXT.search(text)
 
 
-def guard(post: BlogPost, whole: Any, *, hidden_body: bool) -> bool:
+def guard(post: BlogPost, whole: WholePage | None, *, hidden_body: bool) -> Any:
     """Keep trafilatura's text of the whole page (``whole``) instead of the post's when the post's
     is empty, under ``GUARD_SHARE`` of it (of ``GUARD_MIN_CHARS`` or more), or read from an element
-    a reader never sees; the
-    choice and its reason go to the provenance. Returns whether trafilatura's text was kept.
+    a reader never sees; the choice and its reason go to the provenance. Returns trafilatura's
+    document when its text was kept, else None.
 
-    A feed's text, chosen for being longer than the page's, is kept as it is."""
+    A feed's text, chosen for being longer, is kept. trafilatura reads the page only when the
+    post's text could be under that share of it (the page's own text bounds trafilatura's)."""
     if whole is None or any(p["field"] == "text" and p["origin"] == "feed" for p in post.provenance):
-        return False
-    theirs = xmltotxt(whole.body, False)
-    kept, ours = collapsed_length(theirs), collapsed_length(post.text or "")
+        return None
+    ours = collapsed_length(post.text or "")
+    if ours and not hidden_body and ours >= GUARD_SHARE * whole.chars:
+        return None
+    doc = whole.doc()
+    if doc is None:
+        return None
+    theirs = xmltotxt(doc.body, False)
+    kept = collapsed_length(theirs)
     if not kept:
-        return False
+        return None
     if hidden_body:
         reason = "the body our layer chose is hidden from readers"
     elif not ours:
@@ -209,12 +240,12 @@ def guard(post: BlogPost, whole: Any, *, hidden_body: bool) -> bool:
     elif ours < GUARD_SHARE * kept and kept >= GUARD_MIN_CHARS:
         reason = f"our layer kept {ours} characters"
     else:
-        return False
+        return None
     post.provenance = [p for p in post.provenance if p["field"] != "text"]
-    post.text, post.markdown = theirs, whole.text
+    post.text, post.markdown = theirs, doc.text
     value = f"{kept} characters, trafilatura on the whole page: {reason}"
     post.provenance.append({"field": "text", "value": value, "origin": "trafilatura", "chosen": 1})
-    return True
+    return doc
 
 
 def _extract_article(page: Any, options: Extractor) -> tuple[Any, str | None]:
