@@ -78,6 +78,9 @@ PART_BLOCKS = 2_000
 # and a sixth, what it adds of other posts' excerpts around a short post...
 GUARD_SHARE = 0.15
 GUARD_MIN_CHARS = 400
+# Against a long text (an article trafilatura finds where our layer kept a part of it), half.
+GUARD_LONG_SHARE = 0.5
+GUARD_LONG_CHARS = 2_000
 # ... and only on pages of at most this many characters of text and elements: a huge post's
 # tree is not held twice.
 GUARD_MAX_CHARS = PART_CHARS
@@ -215,8 +218,9 @@ def readable(whole: WholePage | None) -> bool:
 
 def guard(post: BlogPost, whole: WholePage | None, *, hidden_body: bool) -> Any:
     """Keep trafilatura's text of the whole page (``whole``) instead of the post's when the post's
-    is empty, under ``GUARD_SHARE`` of it (of ``GUARD_MIN_CHARS`` or more), or read from an element
-    a reader never sees; the choice and its reason go to the provenance. Returns trafilatura's
+    is empty, under ``GUARD_SHARE`` of it (of ``GUARD_MIN_CHARS`` or more) or under
+    ``GUARD_LONG_SHARE`` of it (of ``GUARD_LONG_CHARS`` or more), or read from an element a reader
+    never sees; the choice and its reason go to the provenance. Returns trafilatura's
     document when its text was kept, else None.
 
     A feed's text, chosen for being longer, is kept. trafilatura reads the page only when the
@@ -224,7 +228,8 @@ def guard(post: BlogPost, whole: WholePage | None, *, hidden_body: bool) -> Any:
     if whole is None or any(p["field"] == "text" and p["origin"] == "feed" for p in post.provenance):
         return None
     ours = collapsed_length(post.text or "")
-    if ours and not hidden_body and ours >= GUARD_SHARE * whole.chars:
+    if ours and not hidden_body and ours >= GUARD_SHARE * whole.chars and (
+            whole.chars < GUARD_LONG_CHARS or ours >= GUARD_LONG_SHARE * whole.chars):
         return None
     doc = whole.doc()
     if doc is None:
@@ -237,7 +242,8 @@ def guard(post: BlogPost, whole: WholePage | None, *, hidden_body: bool) -> Any:
         reason = "the body our layer chose is hidden from readers"
     elif not ours:
         reason = "our layer kept no text"
-    elif ours < GUARD_SHARE * kept and kept >= GUARD_MIN_CHARS:
+    elif (ours < GUARD_SHARE * kept and kept >= GUARD_MIN_CHARS) or (
+            ours < GUARD_LONG_SHARE * kept and kept >= GUARD_LONG_CHARS):
         reason = f"our layer kept {ours} characters"
     else:
         return None
