@@ -171,11 +171,6 @@ def unseen(el: etree._Element) -> bool:
             or bool(_HIDDEN_STYLE.search(el.get("style") or "")))
 
 
-def within_unseen(el: etree._Element) -> bool:
-    """True when ``el`` or what holds it is ``unseen``."""
-    return unseen(el) or any(unseen(a) for a in el.iterancestors())
-
-
 def article_document(root: etree._Element, body: etree._Element | None) -> etree._Element | None:
     """A page of the article ``body`` alone (with a copy of the page's ``<head>``); None when
     there is no body (see ``article_body``). The body is moved out of ``root``, not copied: a

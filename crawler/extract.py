@@ -36,7 +36,6 @@ from .article import (
     keep_link_blocks,
     protected,
     unseen,
-    within_unseen,
 )
 from .media import article_media
 from .metadata import Candidate, candidates
@@ -75,7 +74,7 @@ PART_BLOCKS = 2_000
 # The guard: trafilatura's text of the whole page is kept instead of ours when ours is less than
 # this share of it (our layer took the wrong block, or emptied the right one) and it holds at least
 # GUARD_MIN_CHARS: less is what trafilatura takes of a page's menus around a post of a few lines,
-# and a sixth, what it adds of other posts' excerpts around a short post...
+# and a sixth of it, what it adds of other posts' excerpts around a short post (6 times ours)...
 GUARD_SHARE = 0.15
 GUARD_MIN_CHARS = 400
 # Against a long text (an article trafilatura finds where our layer kept a part of it), half.
@@ -122,7 +121,6 @@ def extract_post(
     whole = whole_page(root, url) if not post.protected or body is None else None
     if post.protected and body is None and readable(whole):
         post.protected = None  # a login form somewhere on a page whose article trafilatura reads
-    hidden_body = body is not None and within_unseen(body)
     keep_link_blocks(body)
     drop_line_numbers(root)
     drop_post_furniture(root)
@@ -149,7 +147,7 @@ def extract_post(
             # the body the theme marks is the post, however little it holds (trafilatura keeps
             # nothing of a line or two): never the page's menus around it
             post.text = post.markdown = "\n".join(t.strip() for t in article[-1].itertext() if t.strip())
-        kept = guard(post, whole, hidden_body=hidden_body)
+        kept = guard(post, whole)
         doc = doc if doc is not None or kept is None else kept
         whole = None  # its copy of the page let go before the metadata is read
         if not post.text and article is None:
@@ -216,19 +214,21 @@ def readable(whole: WholePage | None) -> bool:
     return collapsed_length(text) >= GUARD_MIN_CHARS and not PROTECTED_TEXT.search(text) and not CIPHERTEXT.search(text)
 
 
-def guard(post: BlogPost, whole: WholePage | None, *, hidden_body: bool) -> Any:
+def guard(post: BlogPost, whole: WholePage | None) -> Any:
     """Keep trafilatura's text of the whole page (``whole``) instead of the post's when the post's
     is empty, under ``GUARD_SHARE`` of it (of ``GUARD_MIN_CHARS`` or more) or under
-    ``GUARD_LONG_SHARE`` of it (of ``GUARD_LONG_CHARS`` or more), or read from an element a reader
-    never sees; the choice and its reason go to the provenance. Returns trafilatura's
-    document when its text was kept, else None.
+    ``GUARD_LONG_SHARE`` of it (of ``GUARD_LONG_CHARS`` or more); the choice and its reason go to
+    the provenance. Returns trafilatura's document when its text was kept, else None.
+
+    Neither reads what a reader never sees: ``article_body`` never chooses it while the page shows
+    text, and ``whole_page`` takes it out of trafilatura's copy.
 
     A feed's text, chosen for being longer, is kept. trafilatura reads the page only when the
     post's text could be under that share of it (the page's own text bounds trafilatura's)."""
     if whole is None or any(p["field"] == "text" and p["origin"] == "feed" for p in post.provenance):
         return None
     ours = collapsed_length(post.text or "")
-    if ours and not hidden_body and ours >= GUARD_SHARE * whole.chars and (
+    if ours and ours >= GUARD_SHARE * whole.chars and (
             whole.chars < GUARD_LONG_CHARS or ours >= GUARD_LONG_SHARE * whole.chars):
         return None
     doc = whole.doc()
@@ -238,9 +238,7 @@ def guard(post: BlogPost, whole: WholePage | None, *, hidden_body: bool) -> Any:
     kept = collapsed_length(theirs)
     if not kept:
         return None
-    if hidden_body:
-        reason = "the body our layer chose is hidden from readers"
-    elif not ours:
+    if not ours:
         reason = "our layer kept no text"
     elif (ours < GUARD_SHARE * kept and kept >= GUARD_MIN_CHARS) or (
             ours < GUARD_LONG_SHARE * kept and kept >= GUARD_LONG_CHARS):
