@@ -80,8 +80,12 @@ _CLASSED = etree.XPath("//body//*[@class or @id][not(self::article or self::main
 def article_body(root: etree._Element) -> etree._Element | None:
     """The element holding the post's body: ``itemprop=articleBody``, an ``<article>`` or ``<main>``,
     whichever first holds most of the page's text (a theme's prev/next cards are articles too).
-    What a reader never sees (``unseen``) is never the body, unless the page hides all its text."""
-    mass = text_mass(root, seen=True) or text_mass(root)
+    What a reader never sees (``unseen``) is never the body, unless the page hides more text than
+    it shows (until a script shows it)."""
+    mass = text_mass(root, seen=True)
+    every = text_mass(root)
+    if mass.get(root, 0) * 2 < every.get(root, 0):
+        mass = every
     total = mass.get(root, 0)
     for path in _BODY:
         holding = [el for el in path(root) if mass.get(el, 0) >= BODY_SHARE * total]

@@ -84,6 +84,10 @@ GUARD_LONG_CHARS = 2_000
 # tree is not held twice.
 GUARD_MAX_CHARS = PART_CHARS
 GUARD_MAX_ELEMENTS = 100_000
+# trafilatura's text is a hidden element's when more than this share of its words are hidden ones.
+UNSEEN_SHARE = 0.5
+WORD = re.compile(r"\w+")
+CODE_TAGS = ("script", "style")
 
 
 def extract_post(
@@ -167,41 +171,68 @@ def extract_post(
 
 @dataclass
 class WholePage:
-    """The page as a reader sees it, copied before our layer changes the page's tree, for the guard;
+    """The page as it came, copied before our layer changes the page's tree, for the guard;
     trafilatura reads it only when the guard needs its text."""
 
     tree: Any
     url: str
-    chars: int  # of its text: at least what trafilatura can keep of it
+    chars: int  # of its text outside scripts and styles: about the most trafilatura can keep of it
+    hidden: Counter[str] | None = None  # the words of what a reader never sees, once read
+    hidden_chars: int = 0
     _doc: Any = None
     _read: bool = False
 
     def doc(self) -> Any:
-        """trafilatura's document for it, or None when it finds no text (read once)."""
+        """trafilatura's document for it, or None when it finds no text (read once), and the
+        words of its elements a reader never sees (``unseen``)."""
         if not self._read:
             options = copy.copy(EXTRACTOR)
             options.url = options.source = self.url
             options.with_metadata = False  # the page's metadata is read once, from our own document
-            found = bare_extraction(self.tree, options=options)
-            self._doc, self._read, self.tree = (found if found is not None and found.body is not None else None), True, None
+            found = bare_extraction(self.tree, options=options)  # it reads a copy of the tree
+            self._doc, self._read = (found if found is not None and found.body is not None else None), True
+            self.hidden = Counter()
+            for el in self.tree.iter():
+                if isinstance(el.tag, str) and el.tag not in CODE_TAGS and unseen(el) \
+                        and not any(unseen(a) for a in el.iterancestors()):
+                    text = " ".join(_texts(el))
+                    self.hidden_chars += len(text)
+                    self.hidden.update(WORD.findall(text.casefold()))
+            self.tree = None
         return self._doc
+
+    def unseen_text(self, text: str) -> bool:
+        """True when ``text`` is mostly words of elements a reader never sees, on a page that shows
+        more than it hides (a theme's hidden notice); a page that hides its whole text until a
+        script shows it is read as it will be shown."""
+        if not self.hidden or self.hidden_chars * 2 > self.chars:
+            return False
+        words = Counter(WORD.findall(text.casefold()))
+        return sum((words & self.hidden).values()) > UNSEEN_SHARE * sum(words.values())
+
+
+def _texts(root: Any) -> list[str]:
+    """The texts inside ``root``, but its scripts' and styles' (the text a reader may be shown)."""
+    out = [root.text or ""] if root.tag not in CODE_TAGS else []
+    for el in root.iterdescendants():
+        if isinstance(el.tag, str) and el.tag not in CODE_TAGS and el.text:
+            out.append(el.text)
+        if el.tail:
+            out.append(el.tail)
+    return out
 
 
 def whole_page(root: Any, url: str) -> WholePage | None:
-    """A copy of the page without what a reader never sees (``unseen``); None for a page over
-    ``GUARD_MAX_CHARS`` characters of text or ``GUARD_MAX_ELEMENTS`` elements: not held twice."""
-    elements = 0
+    """A copy of the page as it came (trafilatura reads a script's JSON-LD ``articleBody`` too);
+    None for a page over ``GUARD_MAX_CHARS`` characters of text outside scripts and styles, or
+    over ``GUARD_MAX_ELEMENTS`` elements: not held twice."""
+    elements = chars = 0
     for el in root.iter():
         elements += 1
-        if elements > GUARD_MAX_ELEMENTS:
+        chars += len(el.tail or "") + (len(el.text or "") if isinstance(el.tag, str) and el.tag not in CODE_TAGS else 0)
+        if elements > GUARD_MAX_ELEMENTS or chars > GUARD_MAX_CHARS:
             return None
-    if sum(len(t) for t in root.itertext()) > GUARD_MAX_CHARS:
-        return None
-    page = copy.deepcopy(root)
-    for el in [el for el in page.iter() if isinstance(el.tag, str) and unseen(el)]:
-        if el.getparent() is not None:
-            el.drop_tree()
-    return WholePage(page, url, sum(len(t) for t in page.itertext()))
+    return WholePage(copy.deepcopy(root), url, chars)
 
 
 def readable(whole: WholePage | None) -> bool:
@@ -220,8 +251,8 @@ def guard(post: BlogPost, whole: WholePage | None) -> Any:
     ``GUARD_LONG_SHARE`` of it (of ``GUARD_LONG_CHARS`` or more); the choice and its reason go to
     the provenance. Returns trafilatura's document when its text was kept, else None.
 
-    Neither reads what a reader never sees: ``article_body`` never chooses it while the page shows
-    text, and ``whole_page`` takes it out of trafilatura's copy.
+    Neither is what a reader never sees: ``article_body`` never chooses it while the page shows
+    more than it hides, nor the guard trafilatura's text when that is mostly its words.
 
     A feed's text, chosen for being longer, is kept. trafilatura reads the page only when the
     post's text could be under that share of it (the page's own text bounds trafilatura's)."""
@@ -236,7 +267,7 @@ def guard(post: BlogPost, whole: WholePage | None) -> Any:
         return None
     theirs = xmltotxt(doc.body, False)
     kept = collapsed_length(theirs)
-    if not kept:
+    if not kept or whole.unseen_text(theirs):
         return None
     if not ours:
         reason = "our layer kept no text"
