@@ -16,6 +16,7 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 from lxml import etree, html
 
@@ -145,14 +146,19 @@ def text_mass(root: etree._Element, *, seen: bool = False) -> dict[etree._Elemen
             furniture[el] = site_furniture(el) or (seen and unseen(el))
         return furniture[el]
 
+    home = own_host(root)
+
     def link_text(chain: list[etree._Element]) -> bool:
-        """A link's text, unless its paragraph or list item is only links: a reading list is text."""
+        """A link's text, unless its paragraph or list item is only links out of the site: a
+        reading list is text (a list of the site's own posts is its navigation)."""
         block = next((el for el in chain if el.tag in ("p", "li")), None)
         if block is None:
             return True
         if block not in link_only:
-            links = "".join("".join(a.xpath("string()").split()) for a in block.iter("a"))
-            link_only[block] = links == "".join(block.xpath("string()").split())
+            links = list(block.iter("a"))
+            text = "".join("".join(a.xpath("string()").split()) for a in links)
+            link_only[block] = text == "".join(block.xpath("string()").split()) and all(
+                _host(a.get("href", "")) not in ("", home) for a in links)
         return not link_only[block]
 
     for text, parent in block_texts(root):
@@ -165,6 +171,19 @@ def text_mass(root: etree._Element, *, seen: bool = False) -> dict[etree._Elemen
         for el in chain:
             mass[el] = mass.get(el, 0) + size
     return mass
+
+
+def own_host(root: etree._Element) -> str | None:
+    """The page's own host, as its canonical link or ``og:url`` names it."""
+    for url in root.xpath('//link[@rel="canonical"]/@href | //meta[@property="og:url"]/@content'):
+        if _host(url):
+            return _host(url)
+    return None
+
+
+def _host(href: str) -> str:
+    """The host of an absolute link (``https://h/``, ``//h/``), lower-cased; "" for a relative one."""
+    return urlsplit(href.strip()).netloc.lower() if href.strip().startswith(("http:", "https:", "//")) else ""
 
 
 def unseen(el: etree._Element) -> bool:
