@@ -28,6 +28,7 @@ from .items import BlogPost
 from .article import (
     CIPHERTEXT,
     PROTECTED_TEXT,
+    TEXT_BLOCKS,
     article_body,
     article_document,
     drop_furniture,
@@ -74,9 +75,11 @@ PART_BLOCKS = 2_000
 # The guard: trafilatura's text of the whole page is kept instead of ours when ours is less than
 # this share of it (our layer took the wrong block, or emptied the right one) and it holds at least
 # GUARD_MIN_CHARS: less is what trafilatura takes of a page's menus around a post of a few lines,
-# and a sixth of it, what it adds of other posts' excerpts around a short post (6 times ours)...
+# and what it adds of other posts' excerpts around a short post (600 characters around 50)...
 GUARD_SHARE = 0.15
-GUARD_MIN_CHARS = 400
+GUARD_MIN_CHARS = 800
+# ... or 400 when the body our layer chose is one paragraph or list item: weak evidence of a post.
+GUARD_MIN_CHARS_ONE_BLOCK = 400
 # Against a long text (an article trafilatura finds where our layer kept a part of it), half.
 GUARD_LONG_SHARE = 0.5
 GUARD_LONG_CHARS = 2_000
@@ -151,7 +154,8 @@ def extract_post(
             # the body the theme marks is the post, however little it holds (trafilatura keeps
             # nothing of a line or two): never the page's menus around it
             post.text = post.markdown = "\n".join(t.strip() for t in article[-1].itertext() if t.strip())
-        kept = guard(post, whole)
+        one_block = body is not None and body.tag in TEXT_BLOCKS
+        kept = guard(post, whole, floor=GUARD_MIN_CHARS_ONE_BLOCK if one_block else GUARD_MIN_CHARS)
         doc = doc if doc is not None or kept is None else kept
         whole = None  # its copy of the page let go before the metadata is read
         if not post.text and article is None:
@@ -245,9 +249,9 @@ def readable(whole: WholePage | None) -> bool:
     return collapsed_length(text) >= GUARD_MIN_CHARS and not PROTECTED_TEXT.search(text) and not CIPHERTEXT.search(text)
 
 
-def guard(post: BlogPost, whole: WholePage | None) -> Any:
+def guard(post: BlogPost, whole: WholePage | None, *, floor: int = GUARD_MIN_CHARS) -> Any:
     """Keep trafilatura's text of the whole page (``whole``) instead of the post's when the post's
-    is empty, under ``GUARD_SHARE`` of it (of ``GUARD_MIN_CHARS`` or more) or under
+    is empty, under ``GUARD_SHARE`` of it (of ``floor`` characters or more) or under
     ``GUARD_LONG_SHARE`` of it (of ``GUARD_LONG_CHARS`` or more); the choice and its reason go to
     the provenance. Returns trafilatura's document when its text was kept, else None.
 
@@ -271,7 +275,7 @@ def guard(post: BlogPost, whole: WholePage | None) -> Any:
         return None
     if not ours:
         reason = "our layer kept no text"
-    elif (ours < GUARD_SHARE * kept and kept >= GUARD_MIN_CHARS) or (
+    elif (ours < GUARD_SHARE * kept and kept >= floor) or (
             ours < GUARD_LONG_SHARE * kept and kept >= GUARD_LONG_CHARS):
         reason = f"our layer kept {ours} characters"
     else:
