@@ -1,7 +1,7 @@
 """The fidelity scorer: how faithfully a crawl archives real blogs, field by field (``make fidelity``).
 
 ``python tests/fidelity.py [NAME ...] [--out docs/fidelity.md] [--json FILE] [--jobs 1] [--verbose]
-[--sets DIR | --no-sets | --sets-only]``
+[--sets DIR | --sets-json FILE | --no-sets | --sets-only]``
 
 Each blog of the corpus (``tests/corpus/NAME/``, see its README; a folder
 without ``truth.json`` is still being written and is skipped) and each of the
@@ -763,12 +763,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-sets", action="store_true", help="do not score the single-page sets (a run of "
                         "NAMEs never does)")
     parser.add_argument("--sets-only", action="store_true", help="score the single-page sets alone, no blog")
+    parser.add_argument("--sets-json", type=Path, help="the sets' measures from `tests/page_sets.py --json FILE` "
+                        "instead of scoring them again")
     args = parser.parse_args(argv)
     sets = None
-    if args.sets_only or not (args.no_sets or args.names):  # the sets with a whole run, not with one blog
+    if args.sets_json or args.sets_only or not (args.no_sets or args.names):  # with a whole run, not one blog
         import page_sets  # it imports this module's measures
 
-        sets = page_sets.table(page_sets.score_sets(page_sets.sets_dir(args.sets)))
+        measured = json.loads(args.sets_json.read_text(encoding="utf-8")) if args.sets_json else \
+            page_sets.score_sets(page_sets.sets_dir(args.sets))
+        sets = page_sets.table(measured)
     if args.sets_only:
         print("\n".join(sets or []))
         return 0
