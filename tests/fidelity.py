@@ -671,6 +671,9 @@ How each column is measured (`tests/fidelity.py`):
   `markdown` package and its text taken (no images, link text without URLs, code kept). A word is a
   lower-cased run of letters and digits, or one CJK character. Averaged over the posts found;
   protected posts are left out.
+- **trafilatura text F1**: the same measure for `trafilatura.bare_extraction(page, include_comments=False)`
+  alone, on the page in `site/` of each post the text F1 scores: the library blogarchive wraps, on the
+  same posts.
 - **protected (marked / ciphertext)**: protected posts found, how many of them the archive marks
   `protected` ("—" when it has no such column), and how many keep a run of 200 or more
   base64/hex characters in their text.
