@@ -266,3 +266,16 @@ def test_tags_where_shown(scored: dict):
 
 def test_text(scored: dict):
     _meets(scored, "text", limit=5)
+
+
+def test_the_single_page_sets_count_pages_left_empty_where_the_other_extractor_keeps_text():
+    from page_sets import summarise, table
+
+    def row(ours: tuple[float, int], theirs: tuple[float, int]) -> dict:
+        return {"ours": {"f1": ours[0], "chars": ours[1], "title": True},
+                "trafilatura": {"f1": theirs[0], "chars": theirs[1], "title": False}}
+
+    result = summarise("a set", [row((0.0, 0), (0.9, 250)), row((0.0, 0), (0.5, 120)), row((1.0, 900), (0.0, 0))])
+    assert result["ours"] == {"f1": 1 / 3, "empty": 2, "empty_kept": 1, "title": 1.0}
+    assert result["trafilatura"] == {"f1": 1.4 / 3, "empty": 1, "empty_kept": 1, "title": 0.0}
+    assert table([result])[-1] == "| a set | 3 | 0.333 | 0.467 | 2 (1) / 1 | 1.000 / 0.000 |"
