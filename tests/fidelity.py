@@ -725,7 +725,7 @@ def report(results: list[dict], *, when: datetime | None = None, sets: list[str]
             "" if k in ("posts", "archived") else _cell(worst, k) for k, _ in COLUMNS) + " |")
     lines += ["", NOTES]
     if sets:
-        lines += ["## Public single-page sets", "", f"Measured in the same run ({when:%Y-%m-%d}, {head}):", "",
+        lines += ["## Public single-page sets", "", f"Measured at the same commit ({when:%Y-%m-%d}, {head}):", "",
                   *sets, "", "Before the guard of issue 32 (commit 0676088, same measures):", "", *sets[:2],
                   *SETS_BEFORE, "", SETS_NOTES]
     return "\n".join(lines)
