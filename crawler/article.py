@@ -16,6 +16,7 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 from lxml import etree, html
 
@@ -50,6 +51,10 @@ DENSE_SHARE = 0.9  # ... and the deepest element found without markup
 _NOT_TEXT = re.compile(r"toc|table-of-contents|tag|categor|share|social|related|pager|pagination|"
                        r"post-nav|breadcrumb|comment|meta|copyright|license|reward|donate", re.I)
 _LINK_BLOCKS = etree.XPath(".//*[self::li or self::p][.//a]")
+# What a reader never sees: elements hidden by an attribute or an inline style, templates, what
+# shows only without scripts, and scripts and styles (a table cell's script is not its text).
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!important\s*)?(?:;|$)", re.I)
+UNSEEN_TAGS = frozenset({"template", "noscript", "script", "style"})
 LINE_NUMBER_CLASS = re.compile(r"(?:^|\s)(?:ln|lnt|lntd|lineno|linenos|line-?numbers?|gutter|rouge-gutter|"
                                r"hljs-ln-n(?:umbers?)?|hljs-ln-numbers|code-line-number)(?:\s|$)", re.I)
 _CODE_TABLES = etree.XPath("//table[.//pre or .//code]")
@@ -75,8 +80,13 @@ _CLASSED = etree.XPath("//body//*[@class or @id][not(self::article or self::main
 
 def article_body(root: etree._Element) -> etree._Element | None:
     """The element holding the post's body: ``itemprop=articleBody``, an ``<article>`` or ``<main>``,
-    whichever first holds most of the page's text (a theme's prev/next cards are articles too)."""
-    mass = text_mass(root)
+    whichever first holds most of the page's text (a theme's prev/next cards are articles too).
+    What a reader never sees (``unseen``) is never the body, unless the page hides more text than
+    it shows (until a script shows it)."""
+    mass = text_mass(root, seen=True)
+    every = text_mass(root)
+    if mass.get(root, 0) * 2 < every.get(root, 0):
+        mass = every
     total = mass.get(root, 0)
     for path in _BODY:
         holding = [el for el in path(root) if mass.get(el, 0) >= BODY_SHARE * total]
@@ -92,7 +102,9 @@ def _densest(root: etree._Element, mass: dict, total: int) -> etree._Element | N
         return None
     while True:
         child = next((c for c in node if mass.get(c, 0) >= DENSE_SHARE * total), None)
-        if child is None:
+        # not below the post's own paragraphs: an introduction before its first section is its text
+        if child is None or (node.tag != "body" and any(
+                c is not child and c.tag in TEXT_BLOCKS and mass.get(c, 0) for c in node)):
             return node if node.tag != "body" else None
         node = child
 
@@ -119,22 +131,67 @@ def _up_to(el: etree._Element, root: etree._Element) -> Iterator[etree._Element]
         yield a
 
 
-def text_mass(root: etree._Element) -> dict[etree._Element, int]:
+def text_mass(root: etree._Element, *, seen: bool = False) -> dict[etree._Element, int]:
     """Per element, the characters of paragraphs, list items, code and quotes it holds:
-    text, not menus: neither links' text nor what sidebars, comments or other posts' cards hold."""
+    text, not menus: neither links' text (but paragraphs and items that are only links, a reading
+    list's) nor what sidebars, comments or other posts' cards hold;
+    with ``seen``, nor what a reader never sees (``unseen``)."""
     mass: dict[etree._Element, int] = {}
     furniture: dict[etree._Element, bool] = {}
+
+    link_only: dict[etree._Element, bool] = {}
+
+    def left_out(el: etree._Element) -> bool:
+        if el not in furniture:
+            furniture[el] = site_furniture(el) or (seen and unseen(el))
+        return furniture[el]
+
+    home = own_host(root)
+
+    def link_text(chain: list[etree._Element]) -> bool:
+        """A link's text, unless its paragraph or list item is only links out of the site: a
+        reading list is text (a list of the site's own posts is its navigation)."""
+        block = next((el for el in chain if el.tag in ("p", "li")), None)
+        if block is None:
+            return True
+        if block not in link_only:
+            links = list(block.iter("a"))
+            text = "".join("".join(a.xpath("string()").split()) for a in links)
+            link_only[block] = text == "".join(block.xpath("string()").split()) and all(
+                _host(a.get("href", "")) not in ("", home) for a in links)
+        return not link_only[block]
+
     for text, parent in block_texts(root):
         size = len("".join(text.split()))
         if not size:
             continue
         chain = [parent, *parent.iterancestors()]
-        if any(el.tag == "a" or (furniture[el] if el in furniture else furniture.setdefault(el, site_furniture(el)))
-               for el in chain):
+        if any(left_out(el) for el in chain) or (any(el.tag == "a" for el in chain) and link_text(chain)):
             continue
         for el in chain:
             mass[el] = mass.get(el, 0) + size
     return mass
+
+
+def own_host(root: etree._Element) -> str | None:
+    """The page's own host, as its canonical link or ``og:url`` names it."""
+    for url in root.xpath('//link[@rel="canonical"]/@href | //meta[@property="og:url"]/@content'):
+        if _host(url):
+            return _host(url)
+    return None
+
+
+def _host(href: str) -> str:
+    """The host of an absolute link (``https://h/``, ``//h/``), lower-cased; "" for a relative one."""
+    return urlsplit(href.strip()).netloc.lower() if href.strip().startswith(("http:", "https:", "//")) else ""
+
+
+def unseen(el: etree._Element) -> bool:
+    """True when a reader never sees ``el``: a ``hidden`` or ``aria-hidden="true"`` element, one an
+    inline style hides (``display: none``, ``visibility: hidden``), a template, a script, a style, or
+    what shows only where scripts do not run (``<noscript>``)."""
+    return (el.tag in UNSEEN_TAGS or el.get("hidden") is not None or el.get("aria-hidden") == "true"
+            or bool(_HIDDEN_STYLE.search(el.get("style") or "")))
 
 
 def article_document(root: etree._Element, body: etree._Element | None) -> etree._Element | None:

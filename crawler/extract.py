@@ -11,6 +11,7 @@ import html
 import logging
 import re
 from collections import Counter
+from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from typing import Any
 
@@ -24,7 +25,19 @@ from trafilatura.xml import xmltotxt
 from archive.dates import parse_date
 
 from .items import BlogPost
-from .article import article_body, article_document, drop_furniture, drop_line_numbers, drop_post_furniture, keep_link_blocks, protected
+from .article import (
+    CIPHERTEXT,
+    PROTECTED_TEXT,
+    TEXT_BLOCKS,
+    article_body,
+    article_document,
+    drop_furniture,
+    drop_line_numbers,
+    drop_post_furniture,
+    keep_link_blocks,
+    protected,
+    unseen,
+)
 from .media import article_media
 from .metadata import Candidate, candidates
 from .pages import page_lang
@@ -59,6 +72,25 @@ PART_CHARS = 1_000_000
 # And in parts of this many blocks at most: trafilatura's time grows faster than the number of
 # blocks it is given (45,000 paragraphs of Chinese, 1.4 MB, took 12.4 s whole, 4.5 in parts).
 PART_BLOCKS = 2_000
+# The guard: trafilatura's text of the whole page is kept instead of ours when ours is less than
+# this share of it (our layer took the wrong block, or emptied the right one) and it holds at least
+# GUARD_MIN_CHARS: less is what trafilatura takes of a page's menus around a post of a few lines,
+# and what it adds of other posts' excerpts around a short post (600 characters around 50)...
+GUARD_SHARE = 0.15
+GUARD_MIN_CHARS = 800
+# ... or 400 when the body our layer chose is one paragraph or list item: weak evidence of a post.
+GUARD_MIN_CHARS_ONE_BLOCK = 400
+# Against a long text (an article trafilatura finds where our layer kept a part of it), half.
+GUARD_LONG_SHARE = 0.5
+GUARD_LONG_CHARS = 2_000
+# ... and only on pages of at most this many characters of text and elements: a huge post's
+# tree is not held twice.
+GUARD_MAX_CHARS = PART_CHARS
+GUARD_MAX_ELEMENTS = 100_000
+# trafilatura's text is a hidden element's when more than this share of its words are hidden ones.
+UNSEEN_SHARE = 0.5
+WORD = re.compile(r"\w+")
+CODE_TAGS = ("script", "style")
 
 
 def extract_post(
@@ -92,6 +124,10 @@ def extract_post(
     found = candidates(sel, url, entry, site=site, link_text=link_text)
     body = article_body(root)  # found before anything is taken out of the page
     post = BlogPost(url=url, guid=entry.get("guid"), protected=protected(root, body))
+    # what trafilatura alone keeps of the page (it reads a copy: our layer changes the tree next)
+    whole = whole_page(root, url) if not post.protected or body is None else None
+    if post.protected and body is None and readable(whole):
+        post.protected = None  # a login form somewhere on a page whose article trafilatura reads
     keep_link_blocks(body)
     drop_line_numbers(root)
     drop_post_furniture(root)
@@ -118,6 +154,10 @@ def extract_post(
             # the body the theme marks is the post, however little it holds (trafilatura keeps
             # nothing of a line or two): never the page's menus around it
             post.text = post.markdown = "\n".join(t.strip() for t in article[-1].itertext() if t.strip())
+        one_block = body is not None and body.tag in TEXT_BLOCKS
+        kept = guard(post, whole, floor=GUARD_MIN_CHARS_ONE_BLOCK if one_block else GUARD_MIN_CHARS)
+        doc = doc if doc is not None or kept is None else kept
+        whole = None  # its copy of the page let go before the metadata is read
         if not post.text and article is None:
             logger.debug("no article: %s", url)
             return None
@@ -131,6 +171,120 @@ def extract_post(
     post.lang = detect_lang(post.text, page_lang(sel))
     post.word_count = word_count(post.text)
     return post
+
+
+@dataclass
+class WholePage:
+    """The page as it came, copied before our layer changes the page's tree, for the guard;
+    trafilatura reads it only when the guard needs its text."""
+
+    tree: Any
+    url: str
+    chars: int  # of its text outside scripts and styles: about the most trafilatura can keep of it
+    hidden: Counter[str] | None = None  # the words of what a reader never sees, once read
+    hidden_chars: int = 0
+    _doc: Any = None
+    _read: bool = False
+
+    def doc(self) -> Any:
+        """trafilatura's document for it, or None when it finds no text (read once), and the
+        words of its elements a reader never sees (``unseen``)."""
+        if not self._read:
+            options = copy.copy(EXTRACTOR)
+            options.url = options.source = self.url
+            options.with_metadata = False  # the page's metadata is read once, from our own document
+            found = bare_extraction(self.tree, options=options)  # it reads a copy of the tree
+            self._doc, self._read = (found if found is not None and found.body is not None else None), True
+            self.hidden = Counter()
+            for el in self.tree.iter():
+                if isinstance(el.tag, str) and el.tag not in CODE_TAGS and unseen(el) \
+                        and not any(unseen(a) for a in el.iterancestors()):
+                    text = " ".join(_texts(el))
+                    self.hidden_chars += len(text)
+                    self.hidden.update(WORD.findall(text.casefold()))
+            self.tree = None
+        return self._doc
+
+    def unseen_text(self, text: str) -> bool:
+        """True when ``text`` is mostly words of elements a reader never sees, on a page that shows
+        more than it hides (a theme's hidden notice); a page that hides its whole text until a
+        script shows it is read as it will be shown."""
+        if not self.hidden or self.hidden_chars * 2 > self.chars:
+            return False
+        words = Counter(WORD.findall(text.casefold()))
+        return sum((words & self.hidden).values()) > UNSEEN_SHARE * sum(words.values())
+
+
+def _texts(root: Any) -> list[str]:
+    """The texts inside ``root``, but its scripts' and styles' (the text a reader may be shown)."""
+    out = [root.text or ""] if root.tag not in CODE_TAGS else []
+    for el in root.iterdescendants():
+        if isinstance(el.tag, str) and el.tag not in CODE_TAGS and el.text:
+            out.append(el.text)
+        if el.tail:
+            out.append(el.tail)
+    return out
+
+
+def whole_page(root: Any, url: str) -> WholePage | None:
+    """A copy of the page as it came (trafilatura reads a script's JSON-LD ``articleBody`` too);
+    None for a page over ``GUARD_MAX_CHARS`` characters of text outside scripts and styles, or
+    over ``GUARD_MAX_ELEMENTS`` elements: not held twice."""
+    elements = chars = 0
+    for el in root.iter():
+        elements += 1
+        chars += len(el.tail or "") + (len(el.text or "") if isinstance(el.tag, str) and el.tag not in CODE_TAGS else 0)
+        if elements > GUARD_MAX_ELEMENTS or chars > GUARD_MAX_CHARS:
+            return None
+    return WholePage(copy.deepcopy(root), url, chars)
+
+
+def readable(whole: WholePage | None) -> bool:
+    """True when trafilatura's text of the whole page is an article (``GUARD_MIN_CHARS`` or more)
+    that neither asks for a password nor holds ciphertext: the page's password form is not the post's."""
+    doc = whole.doc() if whole is not None else None
+    if doc is None:
+        return False
+    text = xmltotxt(doc.body, False)
+    return collapsed_length(text) >= GUARD_MIN_CHARS and not PROTECTED_TEXT.search(text) and not CIPHERTEXT.search(text)
+
+
+def guard(post: BlogPost, whole: WholePage | None, *, floor: int = GUARD_MIN_CHARS) -> Any:
+    """Keep trafilatura's text of the whole page (``whole``) instead of the post's when the post's
+    is empty, under ``GUARD_SHARE`` of it (of ``floor`` characters or more) or under
+    ``GUARD_LONG_SHARE`` of it (of ``GUARD_LONG_CHARS`` or more); the choice and its reason go to
+    the provenance. Returns trafilatura's document when its text was kept, else None.
+
+    Neither is what a reader never sees: ``article_body`` never chooses it while the page shows
+    more than it hides, nor the guard trafilatura's text when that is mostly its words.
+
+    A feed's text, chosen for being longer, is kept. trafilatura reads the page only when the
+    post's text could be under that share of it (the page's own text bounds trafilatura's)."""
+    if whole is None or any(p["field"] == "text" and p["origin"] == "feed" for p in post.provenance):
+        return None
+    ours = collapsed_length(post.text or "")
+    if ours and ours >= GUARD_SHARE * whole.chars and (
+            whole.chars < GUARD_LONG_CHARS or ours >= GUARD_LONG_SHARE * whole.chars):
+        return None
+    doc = whole.doc()
+    if doc is None:
+        return None
+    theirs = xmltotxt(doc.body, False)
+    kept = collapsed_length(theirs)
+    if not kept or whole.unseen_text(theirs):
+        return None
+    if not ours:
+        reason = "our layer kept no text"
+    elif (ours < GUARD_SHARE * kept and kept >= floor) or (
+            ours < GUARD_LONG_SHARE * kept and kept >= GUARD_LONG_CHARS):
+        reason = f"our layer kept {ours} characters"
+    else:
+        return None
+    post.provenance = [p for p in post.provenance if p["field"] != "text"]
+    post.text, post.markdown = theirs, doc.text
+    value = f"{kept} characters, trafilatura on the whole page: {reason}"
+    post.provenance.append({"field": "text", "value": value, "origin": "trafilatura", "chosen": 1})
+    return doc
 
 
 def _extract_article(page: Any, options: Extractor) -> tuple[Any, str | None]:
@@ -230,9 +384,12 @@ def _drop_title_line(post: BlogPost) -> None:
 
 
 def parse_html(html_text: str) -> Any:
-    """The page as one lxml tree, read once for metadata, the article and trafilatura."""
-    try:
-        return lxml_html.document_fromstring(html_text or "<html></html>")
+    """The page as one lxml tree, read once for metadata, the article and trafilatura; without
+    its HTML comments, as trafilatura reads a page it parses itself: given a tree, it drops each
+    comment with the text after it (``When <!-- -->President ...`` would keep "When")."""
+    try:  # a parser per page: lxml's parsers are not to be shared between threads
+        parser = lxml_html.HTMLParser(remove_comments=True)
+        return lxml_html.document_fromstring(html_text or "<html></html>", parser=parser)
     except (ValueError, lxml_html.etree.ParserError):
         return lxml_html.document_fromstring("<html></html>")
 

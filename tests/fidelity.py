@@ -1,6 +1,7 @@
 """The fidelity scorer: how faithfully a crawl archives real blogs, field by field (``make fidelity``).
 
-``python tests/fidelity.py [NAME ...] [--out docs/fidelity.md] [--json FILE] [--jobs 1] [--verbose] [--no-feeds]``
+``python tests/fidelity.py [NAME ...] [--out docs/fidelity.md] [--json FILE] [--jobs 1] [--verbose] [--no-feeds]
+[--sets DIR | --sets-json FILE | --no-sets | --sets-only]``
 
 Each blog of the corpus (``tests/corpus/NAME/``, see its README; a folder
 without ``truth.json`` is still being written and is skipped) and each of the
@@ -29,6 +30,11 @@ compared with the truth:
   its markup removed (``source_words``); protected posts are left out, and only
   checked for being marked ``protected`` (where the archive has that column) and
   for ciphertext kept as text (``is_ciphertext``).
+- trafilatura text F1: the same measure for ``trafilatura.bare_extraction(page,
+  include_comments=False)`` alone on each scored post's page in ``site/``.
+
+With the public single-page sets of ``tests/page_sets.py`` checked out (see its
+docstring; ``--sets DIR``), their table (blogarchive beside trafilatura) follows.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from urllib.parse import unquote, urlsplit
 import markdown
 from dateutil import parser as dateutil_parser
 from lxml import html as lxml_html
+from trafilatura import bare_extraction
 
 from archive.copies import COPY
 from crawler.feeds import looks_like_feed
@@ -114,7 +121,8 @@ DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MARKDOWN_EXTENSIONS = ["extra", "sane_lists"]
 BLOCKS = ("p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "table", "tr",
           "td", "th", "br", "hr", "ul", "ol", "dl", "figure", "figcaption")
-FIELDS = ["recall", "precision", "duplicates", "title", "date_day", "date_time", "author", "tags", "text"]
+FIELDS = ["recall", "precision", "duplicates", "title", "date_day", "date_time", "author", "tags", "text",
+          "trafilatura_text"]
 # Mismatches read first: whole posts, then fields by how much a reader notices them.
 SEVERITY = ["missing", "extra", "duplicate", "ciphertext", "protected", "title", "date_day", "date_time",
             "author", "tags", "text"]
@@ -507,7 +515,8 @@ def score(blog: Blog, rows: list[dict]) -> dict:
     reachable = {k for k, p in truth.items() if p.linked}
     for key in sorted(reachable - set(matched)):
         mismatches.append(_mismatch(key, "missing", truth[key].title, None))
-    marks: dict[str, list[float]] = {f: [] for f in ("title", "date_day", "date_time", "author", "tags", "text")}
+    marks: dict[str, list[float]] = {
+        f: [] for f in ("title", "date_day", "date_time", "author", "tags", "text", "trafilatura_text")}
     zone = blog_zone(blog.posts, blog.site)
     protected = ciphertext = marked = 0
     has_column = bool(rows) and "protected" in rows[0]
@@ -559,11 +568,29 @@ def _score_post(blog: Blog, post: TruthPost, row: dict, zone: tzinfo,
         want, got = source_words(post.source, generator=blog.generator), words(row["text"])
         f1 = bag_f1(want, got)
         marks["text"].append(f1)
+        page = page_file(blog.site, post.path)
+        if page is not None:
+            marks["trafilatura_text"].append(bag_f1(want, words(trafilatura_text(page, row["url"]))))
         if f1 < 1:
             start = " ".join((row["text"] or "").split())[:100]
             mismatches.append({**_mismatch(post.path, "text", "missing: " + _top(want - got),
                                            f"extra: {_top(got - want)}; text starts: {start!r}"),
                                "f1": round(f1, 3)})
+
+
+def page_file(site: Path, path: str) -> Path | None:
+    """The file of ``site`` that a post's URL path is served from, if there is one."""
+    base = site / path.strip("/")
+    for candidate in (base / "index.html", base, base.with_name(base.name + ".html")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def trafilatura_text(page: Path, url: str) -> str:
+    """trafilatura's text of a saved page, alone, comments left out."""
+    doc = bare_extraction(page.read_text(encoding="utf-8", errors="replace"), url=url, include_comments=False)
+    return (doc.text or "") if doc is not None else ""
 
 
 def _top(bag: Counter[str], n: int = 12) -> str:
@@ -594,6 +621,7 @@ COLUMNS = [  # (key, heading)
     ("posts", "posts"), ("archived", "archived"), ("recall", "recall"), ("precision", "precision"),
     ("duplicates", "duplicates"), ("title", "title exact"), ("date_day", "date day"),
     ("date_time", "date time"), ("author", "author"), ("tags", "tags F1"), ("text", "text F1"),
+    ("trafilatura_text", "trafilatura text F1"),
     ("protected", "protected (marked / ciphertext)"),
 ]
 
@@ -673,6 +701,9 @@ How each column is measured (`tests/fidelity.py`):
   `markdown` package and its text taken (no images, link text without URLs, code kept). A word is a
   lower-cased run of letters and digits, or one CJK character. Averaged over the posts found;
   protected posts are left out.
+- **trafilatura text F1**: the same measure for `trafilatura.bare_extraction(page, include_comments=False)`
+  alone, on the page in `site/` of each post the text F1 scores: the library blogarchive wraps, on the
+  same posts.
 - **protected (marked / ciphertext)**: protected posts found, how many of them the archive marks
   `protected` ("—" when it has no such column), and how many keep a run of 200 or more
   base64/hex characters in their text.
@@ -683,8 +714,27 @@ How each column is measured (`tests/fidelity.py`):
 """
 
 
-def report(results: list[dict], *, when: datetime | None = None) -> str:
-    """docs/fidelity.md: one row per blog, the worst of each column, the date, the commit and the notes."""
+# The single-page sets as they were measured at commit 0676088, before the guard (issue 32).
+SETS_BEFORE = [
+    "| article-extraction-benchmark (scrapinghub, 181 articles) | 181 | 0.889 | 0.959 | 5 (5) / 0 | — / — |",
+    "| WCXB dev split (1,497 pages, 7 types) | 1497 | 0.743 | 0.823 | 67 (55) / 10 | 0.747 / 0.496 |",
+]
+
+SETS_NOTES = """\
+Each page of a public single-page set is given to `crawler.extract.extract_post` (the crawl's own extraction,
+with no feed and no site to learn from) and to `trafilatura.bare_extraction(html, include_comments=False)` in
+the same run (`tests/page_sets.py`, which `make fidelity` runs when the sets are checked out under
+`$BLOGARCHIVE_PAGE_SETS`, by default `~/.cache/blogarchive/page-sets`; their pages are not in the repository).
+**text F1**: the bag-of-words F1 of the extracted text against the set's gold text (the corpus's words), averaged
+over the pages, an empty page scoring 0; **pages left empty**: no text at all, and in brackets those of them
+where the other extractor keeps 200 characters or more; **title exact**: equal to the gold title after the
+corpus's folding, where the gold has one (the scrapinghub set has none).
+"""
+
+
+def report(results: list[dict], *, when: datetime | None = None, sets: list[str] | None = None) -> str:
+    """docs/fidelity.md: one row per blog, the worst of each column, the date, the commit and the notes;
+    then the single-page sets' table (``sets``: its lines, from ``page_sets.table``), if measured."""
     when, head = when or datetime.now(timezone.utc), commit()
     lines = [
         "# Fidelity on real blogs", "",
@@ -703,7 +753,12 @@ def report(results: list[dict], *, when: datetime | None = None) -> str:
         worst = worst_row(results)
         lines.append(f"| **minimum** ({when:%Y-%m-%d}, {head}) | " + " | ".join(
             "" if k in ("posts", "archived") else _cell(worst, k) for k, _ in COLUMNS) + " |")
-    return "\n".join(lines + ["", NOTES])
+    lines += ["", NOTES]
+    if sets:
+        lines += ["## Public single-page sets", "", f"Measured at the same commit ({when:%Y-%m-%d}, {head}):", "",
+                  *sets, "", "Before the guard of issue 32 (commit 0676088, same measures):", "", *sets[:2],
+                  *SETS_BEFORE, "", SETS_NOTES]
+    return "\n".join(lines)
 
 
 def print_mismatches(result: dict, limit: int) -> None:
@@ -737,7 +792,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=20, help="mismatches printed per blog with --verbose")
     parser.add_argument("--check", action="store_true", help="exit 1 when a blog misses a threshold of issue 11")
     parser.add_argument("--no-feeds", action="store_true", help="serve the blogs with their feeds answering 404")
+    parser.add_argument("--sets", type=Path, help="the single-page sets' checkouts (tests/page_sets.py; default "
+                        "$BLOGARCHIVE_PAGE_SETS or ~/.cache/blogarchive/page-sets)")
+    parser.add_argument("--no-sets", action="store_true", help="do not score the single-page sets (a run of "
+                        "NAMEs never does)")
+    parser.add_argument("--sets-only", action="store_true", help="score the single-page sets alone, no blog")
+    parser.add_argument("--sets-json", type=Path, help="the sets' measures from `tests/page_sets.py --json FILE` "
+                        "instead of scoring them again")
     args = parser.parse_args(argv)
+    sets = None
+    if args.sets_json or args.sets_only or not (args.no_sets or args.names):  # with a whole run, not one blog
+        import page_sets  # it imports this module's measures
+
+        measured = json.loads(args.sets_json.read_text(encoding="utf-8")) if args.sets_json else \
+            page_sets.score_sets(page_sets.sets_dir(args.sets))
+        sets = page_sets.table(measured)
+    if args.sets_only:
+        print("\n".join(sets or []))
+        return 0
     if not args.names:
         for folder in sorted(p for p in CORPUS.iterdir() if p.is_dir() and p.name not in corpus_names()):
             print(f"{folder.name}: skipped, its truth.json or blog.json is not written yet")
@@ -756,7 +828,7 @@ def main(argv: list[str] | None = None) -> int:
         for result in results:
             print_mismatches(result, args.limit)
     if args.out:
-        args.out.write_text(report(results), encoding="utf-8")
+        args.out.write_text(report(results, sets=sets), encoding="utf-8")
     missed = {r["blog"]: failures(r) for r in results if failures(r)}
     for name, why in missed.items():
         print(f"{name} misses: {'; '.join(why)}")

@@ -247,3 +247,97 @@ def test_the_feeds_text_wins_only_when_a_reader_would_see_more_of_it():
     post = extract_post("https://blog.test/steps/", teaser, feed_entry={"content": f"{LONG}{body}"})
     assert [c["origin"] for c in post.provenance if c["field"] == "text" and c["chosen"]] == ["feed"]
     assert "step_59 = compute(59)" in post.text and "\n60\n" not in post.text and "The C version" in post.text
+
+
+# ---------------------------------------------------------------- the guard: never worse than trafilatura alone
+
+LINKS = [("https://docs.python.org/3/library/asyncio.html", "asyncio, the standard library's event loop"),
+         ("https://trio.readthedocs.io/", "Trio, structured concurrency for Python"),
+         ("https://anyio.readthedocs.io/", "AnyIO, one API over asyncio and Trio"),
+         ("https://www.uvicorn.org/", "Uvicorn, an ASGI server"),
+         ("https://www.starlette.io/", "Starlette, a small ASGI toolkit"),
+         ("https://httpx.readthedocs.io/", "HTTPX, a client with async support"),
+         ("https://aiosqlite.omnilib.dev/", "aiosqlite, SQLite from asyncio"),
+         ("https://github.com/MagicStack/uvloop", "uvloop, a faster event loop")]
+LINK_LIST = "<ul>" + "".join(f'<li><a href="{u}">{t}</a></li>' for u, t in LINKS) + "</ul>"
+MENU = ('<header class="site-header"><a href="/">Home</a> <a href="/archives/">Archives</a> '
+        '<a href="/about/">About</a></header>')
+
+
+def chosen_text(post) -> list[tuple[str, str]]:
+    return [(p["origin"], p["value"]) for p in post.provenance if p["field"] == "text" and p["chosen"]]
+
+
+def test_a_hidden_theme_notice_is_never_the_body_of_a_post_that_is_a_list_of_links():
+    # a theme's notice that scripts show only when a module is missing (hidden until then), its text
+    # in paragraphs and code, beside a post that is only links: the post is the links
+    notice = ('<div class="tag-load-fail" style="display: none; color: #ccc;"><p>Missing module.<br>'
+              '1. Make sure node is newer than 6.2<br>2. Run this in the blog root, not the theme root:</p>'
+              '<pre>npm i hexo-generator-json-content --save</pre><p>3. Add this to _config.yml:</p>'
+              '<pre>jsonContent:\n  meta: false\n  pages: false\n  posts:\n    title: true\n    date: true\n'
+              '    path: true\n    text: false\n    tags: true</pre></div>')
+    page = (f'<html><head><title>Async Python links | Notes</title></head><body>{MENU}'
+            f'<div class="left-col"><nav class="tools">{notice}</nav></div>'
+            f'<div class="mid-col"><div class="article-entry"><h1>Async Python links</h1>'
+            f'<p>Reading list:</p>{LINK_LIST}</div></div></body></html>')
+    root = tree(page.split("<body>")[1].split("</body>")[0])
+    body = article_body(root)
+    assert body is None or not body.xpath("ancestor-or-self::*[contains(@style, 'display: none')]")
+    post = extract_post("https://blog.test/2019/async-links/", page)
+    assert "Missing module" not in post.text and "jsonContent" not in post.text
+    for _, text in LINKS:
+        assert text in post.text
+
+
+def test_a_post_that_is_a_list_of_links_keeps_every_link_text():
+    # no element marks the body, and the post's text is almost all links: trafilatura alone keeps the
+    # list, and so must the archive
+    page = (f'<html><head><title>Weekly links 12 | Notes</title></head><body>{MENU}'
+            f'<div class="container"><h1>Weekly links 12</h1><p>This week:</p>{LINK_LIST}</div>'
+            f'<div class="widget-area"><p>Subscribe to the newsletter for more links every week.</p></div>'
+            f'<footer class="site-footer"><p>© 2024 Notes. Built with a static site generator.</p></footer>'
+            f'</body></html>')
+    post = extract_post("https://blog.test/weekly-12/", page)
+    assert post is not None
+    for _, text in LINKS:
+        assert text in post.text
+    assert "newsletter" not in post.text
+
+
+def test_a_page_whose_isolation_empties_the_body_keeps_what_trafilatura_keeps():
+    # the theme wraps the post and its sidebar in one element whose class names the sidebar
+    # ("content-sidebar-wrap"): taking out the site's furniture takes out the post with it
+    paragraphs = "".join(
+        f"<p>Paragraph {i} of the post explains how the write-ahead log lets readers and the writer "
+        f"work at the same time, and why checkpoints matter for a database file {i} times its size.</p>"
+        for i in range(1, 9))
+    page = (f'<html><head><title>WAL mode | Notes</title></head><body>{MENU}'
+            f'<div class="content-sidebar-wrap"><div class="content"><div class="entry">'
+            f'<h1>WAL mode</h1>{paragraphs}</div></div>'
+            f'<div class="sidebar"><p>Recent posts and other things.</p></div></div></body></html>')
+    post = extract_post("https://blog.test/wal-mode/", page)
+    assert post is not None
+    assert "Paragraph 1 of the post" in post.text and "Paragraph 8 of the post" in post.text
+    assert chosen_text(post)[0][0] == "trafilatura"
+    assert "trafilatura on the whole page" in chosen_text(post)[0][1]
+
+
+def test_html_comments_inside_a_paragraph_keep_the_text_after_them():
+    # a renderer's empty comments between the words of a sentence (React writes "When <!-- -->President")
+    para = ("<p>When <!-- -->President<!-- --> <!-- -->Lincoln’s<!-- --> advisers suggested a longer speech, "
+            "he wrote a shorter one.</p>")
+    post = extract_post("https://blog.test/speech/", f"<html><body><article><h1>Speech</h1>{para}{LONG}</article></body></html>")
+    assert "When President Lincoln’s advisers suggested a longer speech" in post.text
+
+
+def test_a_login_form_in_a_window_of_the_site_protects_nothing():
+    # no element marks the post's body, and the site's login window has a password field: the
+    # article trafilatura reads on the page is the post, not a password prompt
+    login = ('<div class="modal-window window-auth"><form action="/login/" method="post">'
+             '<label>Enter password</label><input type="password" name="password"></form></div>')
+    story = "".join(f"<div class='txt'>Sentence {i} of the column, about a royal interview and what it "
+                    f"left unsaid, told at some length for the readers of the site.</div>" for i in range(12))
+    page = f"<html><body><div class='layout'><h1>Royal arrogance</h1>{story}</div>{login}</body></html>"
+    post = extract_post("https://news.test/columnists/royal/", page)
+    assert post is not None and not post.protected
+    assert "Sentence 11 of the column" in post.text

@@ -223,8 +223,12 @@ def test_report_has_a_row_per_blog_and_the_worst_of_each_column():
     rows = [line for line in table.splitlines() if line.startswith("| ")][1:]
     assert [r.split(" | ")[0] for r in rows[:2]] == ["| a", "| b"]
     assert rows[2].startswith("| **minimum** (20")
-    assert rows[1].split(" | ")[5:] == ["**2**", "1.00", "1.00", "—", "—", "1.00", "**0.94**", "2 (— / 1) |"]
-    assert rows[2].split(" | ")[5:] == ["**2**", "1.00", "1.00", "—", "—", "1.00", "**0.94**", "— (— / 1) |"]
+    # trafilatura's text F1 on the same posts beside ours: not measured on these made-up blogs
+    assert rows[1].split(" | ")[5:] == ["**2**", "1.00", "1.00", "—", "—", "1.00", "**0.94**", "—", "2 (— / 1) |"]
+    assert rows[2].split(" | ")[5:] == ["**2**", "1.00", "1.00", "—", "—", "1.00", "**0.94**", "—", "— (— / 1) |"]
+    assert "single-page sets" not in table
+    sets = ["| set | pages |", "|---|---:|", "| a set | 3 |"]
+    assert "## Public single-page sets" in report([{**base, "blog": "a"}], sets=sets)
 
 
 # ---------------------------------------------------------------- the corpus blogs CI crawls
@@ -306,3 +310,16 @@ def test_titles_without_feeds(scored_without_feeds: dict):
 
 def test_publish_days_without_feeds(scored_without_feeds: dict):
     _meets(scored_without_feeds, "date_day")
+
+
+def test_the_single_page_sets_count_pages_left_empty_where_the_other_extractor_keeps_text():
+    from page_sets import summarise, table
+
+    def row(ours: tuple[float, int], theirs: tuple[float, int]) -> dict:
+        return {"ours": {"f1": ours[0], "chars": ours[1], "title": True},
+                "trafilatura": {"f1": theirs[0], "chars": theirs[1], "title": False}}
+
+    result = summarise("a set", [row((0.0, 0), (0.9, 250)), row((0.0, 0), (0.5, 120)), row((1.0, 900), (0.0, 0))])
+    assert result["ours"] == {"f1": 1 / 3, "empty": 2, "empty_kept": 1, "title": 1.0}
+    assert result["trafilatura"] == {"f1": 1.4 / 3, "empty": 1, "empty_kept": 1, "title": 0.0}
+    assert table([result])[-1] == "| a set | 3 | 0.333 | 0.467 | 2 (1) / 1 | 1.000 / 0.000 |"
