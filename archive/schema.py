@@ -297,12 +297,17 @@ def move_post_bodies_to_the_end_of_their_rows(db: Database) -> None:
     # text and the Markdown, so each facet and filter on them read every overflow page of
     # every post it counted. The bodies go last; the table's triggers are made again. The posts
     # table is shown newest first: an index on published, so that it is not sorted at each page.
+    _post_bodies_last(db)
+    db["posts"].create_index(["published"])
+
+
+def _post_bodies_last(db: Database) -> None:
+    """The posts' summary, text and Markdown at the end of their rows, the table's triggers made again."""
     bodies = ["summary", "text", "markdown"]
     triggers = [trigger.sql for trigger in db["posts"].triggers]
     db["posts"].transform(column_order=[c for c in db["posts"].columns_dict if c not in bodies] + bodies)
     for sql in triggers:
         db.execute(sql)
-    db["posts"].create_index(["published"])
 
 
 @migrations()
@@ -354,6 +359,7 @@ def add_post_copies(db: Database) -> None:
     # A hash of each post's normalised title and text (archive/copies.py): a second URL of the
     # same blog with the same title and text is an alias of the post, not another post.
     db["posts"].add_column("text_hash", str)
+    _post_bodies_last(db)  # added last, it would come after the bodies: read past them at each lookup
     db.conn.create_function("text_key", 2, text_key, deterministic=True)
     db.execute("update posts set text_hash = text_key(title, text) where text is not null")
     db["posts"].create_index(["source_id", "text_hash"])
