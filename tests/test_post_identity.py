@@ -179,3 +179,35 @@ def test_a_copy_found_on_a_later_run_joins_the_post(tmp_path: Path) -> None:
     assert after["posts"] == before["posts"]
     assert after["aliases"] == before["aliases"] | {(f"http://{HOST}/{COPY}/", f"http://{HOST}/{POSTS[0][0]}/", "the same text")}
     assert after["versions"] == before["versions"]
+
+
+def test_undated_posts_on_a_pagination_whose_canonical_is_the_home_page_are_posts(tmp_path: Path) -> None:
+    """A theme that names the home page canonical on each page of its pagination: each page still
+    lists its own posts, and undated posts outside the feed that only those pages list are posts."""
+    dated = [(f"post/dated-{n}", f"A dated post numbered {n}", f"2024-0{n}-0{n}") for n in range(1, 3)]
+    undated = [(f"post/note-{n}", f"A note numbered {n}") for n in range(1, 5)]
+
+    def page(links: list[tuple[str, str]], next_page: str | None) -> str:
+        more = f"<a href='{next_page}'>Older posts</a>" if next_page else ""
+        return listing("Identity", links, "").replace(
+            "</head>", f"<link rel='canonical' href='http://{HOST}/'></head>").replace("</main>", f"{more}</main>")
+
+    def note_page(title: str) -> str:
+        return (f"<html><head><title>{title} | Identity</title></head><body><header><a href='/'>Identity</a></header>"
+                f"<article><h1>{title}</h1><p>{LONG}</p></article></body></html>")
+
+    routes = {
+        "/": html_page(page([(p, t) for p, t, _ in dated], "/page/2/")),
+        "/page/2/": html_page(page(undated[:2], "/page/3/")),
+        "/page/3/": html_page(page(undated[2:], None)),
+        "/feed.xml": xml_page(feed(dated), "application/atom+xml"),
+        **{f"/{p}/": html_page(post_page(t, d)) for p, t, d in dated},
+        **{f"/{p}/": html_page(note_page(t)) for p, t in undated},
+    }
+    db = tmp_path / "archive.db"
+    with RouteServer(routes) as server:
+        run_cli(*crawl_args(f"http://{HOST}/", db, {HOST: server.base}))
+    archived = {r["url"] for r in rows(db, "select url from posts")}
+    assert archived == {f"http://{HOST}/{p}/" for p, _, _ in dated} | {f"http://{HOST}/{p}/" for p, _ in undated}
+    judged = {r["url"]: r["kind"] for r in rows(db, "select url, kind from pages")}
+    assert judged[f"http://{HOST}/page/2/"] == judged[f"http://{HOST}/page/3/"] == "listing"

@@ -43,7 +43,7 @@ from ..media import page_images
 from ..mediafetch import POSTS, MediaRefused, ledger_for
 from ..middlewares import META_KEY as MAPPED
 from ..middlewares import NETWORK_FAILURES, TooLarge, network_kind
-from ..pages import HOME, SectionStats, below, dated, decide, in_scope, listing_links, read_evidence, url_shape
+from ..pages import HOME, SectionStats, below, dated, decide, in_scope, listing_links, listing_reason, read_evidence, url_shape
 from ..pool import ExtractionFailed, ExtractionPool
 from ..spill import SpillDict, SpillSet
 from ..store import ArchiveStore
@@ -509,6 +509,10 @@ class BlogSpider(Spider):
             return
         evidence = read_evidence(sel, state.max_links)
         canonical = state.own(evidence.canonical, response.url) if evidence.canonical else None
+        # a theme that names the home page canonical on every page of its pagination (or on every
+        # page) says nothing of which page this is: read as the home, its list of posts would be lost
+        if canonical and listing_reason(canonical, state.scope) == HOME and listing_reason(url, state.scope) != HOME:
+            canonical = None
         if canonical and url_key(canonical) != url_key(url) and in_scope(canonical, state.scope):
             aliases.append({"alias": url, "why": "rel=canonical"})
             state.seen.add(url_key(canonical))
