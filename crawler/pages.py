@@ -151,7 +151,10 @@ def furniture_marked(el: etree._Element) -> bool:
 
 
 def edge(el: etree._Element) -> bool:
-    """A header or footer: the element, or a class or id such as ``header``, ``site-footer``."""
+    """A header or footer: the element, or a class or id such as ``header``, ``site-footer``;
+    never a table's row of ``<th>`` cells, which Pandoc and others class ``header``."""
+    if el.tag == "tr" and any(cell.tag == "th" for cell in el):
+        return False
     return el.tag in ("header", "footer") or any(EDGE_TOKEN.match(t) for t in marks(el).split())
 
 

@@ -341,3 +341,16 @@ def test_a_login_form_in_a_window_of_the_site_protects_nothing():
     post = extract_post("https://news.test/columnists/royal/", page)
     assert post is not None and not post.protected
     assert "Sentence 11 of the column" in post.text
+
+
+def test_a_tables_header_row_classed_header_stays_in_the_text():
+    # Pandoc writes every table's row of column names as <tr class="header">: the table's, not the site's
+    rows = "".join(f"<tr><td>run {i}</td><td>{i}.5 s</td><td>{i * 3} MB</td></tr>" for i in range(1, 6))
+    page = ("<html><head><title>Counting words | Notes</title></head><body><article><h1>Counting words</h1>"
+            "<p>Each version of the program was timed on the same file, and its memory measured.</p>"
+            f"<table><thead><tr class='header'><th>version</th><th>elapsed</th><th>resident</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table><p>The second version is the one to keep.</p></article></body></html>")
+    post = extract_post("https://blog.test/wc/", page)
+    assert post is not None
+    for name in ("version", "elapsed", "resident"):
+        assert name in post.text
