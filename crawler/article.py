@@ -16,9 +16,10 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 from lxml import etree, html
+
+from archive.urls import host_of
 
 from .pages import DATE_TEXT, LABEL, furniture_marked, marks, site_furniture
 
@@ -182,8 +183,9 @@ def own_host(root: etree._Element) -> str | None:
 
 
 def _host(href: str) -> str:
-    """The host of an absolute link (``https://h/``, ``//h/``), lower-cased; "" for a relative one."""
-    return urlsplit(href.strip()).netloc.lower() if href.strip().startswith(("http:", "https:", "//")) else ""
+    """The host of an absolute link (``https://h/``, ``//h/``), lower-cased; "" for a relative one
+    or one that is no URL (``http://[::1``)."""
+    return host_of(href.strip()) if href.strip().startswith(("http:", "https:", "//")) else ""
 
 
 def unseen(el: etree._Element) -> bool:

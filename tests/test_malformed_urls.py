@@ -26,6 +26,7 @@ from warcio.warcwriter import WARCWriter
 from archive.opml import parse_opml
 from archive.urls import host_of, is_http_url, normalize_url, parse_url, url_key
 from archive.warc import check_warc
+from crawler.extract import extract_post
 from crawler.feeds import FeedError, parse_feed, term_kind
 from crawler.incremental import sitemap_entries
 from crawler.media import article_media, page_images
@@ -145,6 +146,19 @@ def test_a_pages_media_are_urls(srcs):
     for url in [*page_images(root, "http://blog.test/p/1/"),
                 *(m["url"] for m in article_media(root, "http://blog.test/p/1/", srcs[0].replace("\x00", "")))]:
         assert normalize_url(url)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(url_like, min_size=1, max_size=6))
+@example(["http://[::1]:99999/", "https://["])
+def test_the_extraction_reads_a_post_whatever_its_links(hrefs):
+    # the body's links are weighed (a list of links off the site is text): a link that is no URL is none
+    links = "".join(f"<li><a href={quoteattr(h)}>a link</a></li><img src={quoteattr(h)}>" for h in hrefs)
+    text = " ".join(f"Sentence {i} of a post about the links below, long enough to be read." for i in range(12))
+    page = (f"<html><head><title>Links</title><link rel='canonical' href={quoteattr(hrefs[0])}></head><body>"
+            f"<article><h1>Links</h1><p>{text}</p><ul>{links}</ul></article></body></html>").replace("\x00", "")
+    post = extract_post("http://blog.test/p/1/", page)
+    assert post is not None and "Sentence 11" in post.text
 
 
 @settings(max_examples=200, deadline=None)
