@@ -18,7 +18,7 @@ Two downloader middlewares share what the run knows of each host (``HostHealth``
 """
 
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest
@@ -92,15 +92,19 @@ def request_host(request: Request) -> str:
     return host_of(mapped[0] if mapped and mapped[1] == request.url else request.url)
 
 
-class HostDownMiddleware:
-    """First of all: a request for a host that is down is refused, never looked up nor queued."""
+class _HealthMiddleware:
+    """A downloader middleware that reads or writes the run's ``HostHealth``."""
 
     def __init__(self, crawler: "Crawler"):
         self.health = HostHealth.of(crawler)
 
     @classmethod
-    def from_crawler(cls, crawler: "Crawler") -> "HostDownMiddleware":
+    def from_crawler(cls, crawler: "Crawler") -> Self:
         return cls(crawler)
+
+
+class HostDownMiddleware(_HealthMiddleware):
+    """First of all: a request for a host that is down is refused, never looked up nor queued."""
 
     def process_request(self, request: Request) -> None:
         host = request_host(request)
@@ -108,15 +112,8 @@ class HostDownMiddleware:
             raise self.health.refuse(host)
 
 
-class HostFailuresMiddleware:
+class HostFailuresMiddleware(_HealthMiddleware):
     """Just before retries: counts each failure to reach a host, and each answer from it."""
-
-    def __init__(self, crawler: "Crawler"):
-        self.health = HostHealth.of(crawler)
-
-    @classmethod
-    def from_crawler(cls, crawler: "Crawler") -> "HostFailuresMiddleware":
-        return cls(crawler)
 
     def process_response(self, request: Request, response: Response) -> Response:
         self.health.answered(request_host(request))
