@@ -125,7 +125,10 @@ def extract_post(
     body = article_body(root)  # found before anything is taken out of the page
     post = BlogPost(url=url, guid=entry.get("guid"), protected=protected(root, body))
     # what trafilatura alone keeps of the page (it reads a copy: our layer changes the tree next)
-    whole = whole_page(root, url) if not post.protected or body is None else None
+    # the theme marks a body that holds nothing on the page as sent (an empty post): trafilatura's
+    # text of the page around it would be the site's menus and sidebar, not the post
+    empty_body = body is not None and not any(t.strip() for t in body.itertext())
+    whole = whole_page(root, url) if (not post.protected or body is None) and not empty_body else None
     if post.protected and body is None and readable(whole):
         post.protected = None  # a login form somewhere on a page whose article trafilatura reads
     keep_link_blocks(body)

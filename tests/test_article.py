@@ -354,3 +354,15 @@ def test_a_tables_header_row_classed_header_stays_in_the_text():
     assert post is not None
     for name in ("version", "elapsed", "resident"):
         assert name in post.text
+
+
+def test_a_post_whose_marked_body_is_empty_on_the_page_stays_empty():
+    # the author published a post with no text: the theme's article element is empty, and the
+    # page around it is menus, a sidebar of counts and links; none of that is the post
+    sidebar = "".join(f"<p>Recent post number {i} of the blog, with a teaser of its opening lines here.</p>"
+                      for i in range(1, 15))
+    page = (f"<html><head><title>An empty post | Notes</title></head><body>{MENU}"
+            f"<div id='content'><h1>An empty post</h1><article class='post-content' id='article-container'></article>"
+            f"</div><aside id='aside-content'><div class='card-widget'>{sidebar}</div></aside></body></html>")
+    post = extract_post("https://blog.test/empty/", page)
+    assert post is None or not (post.text or "").strip()
