@@ -40,7 +40,7 @@ from .article import (
 )
 from .media import article_media
 from .metadata import Candidate, candidates
-from .pages import page_lang
+from .pages import page_lang, site_furniture
 from .site import SiteParts, fold
 from .titles import choose_title
 
@@ -125,10 +125,10 @@ def extract_post(
     body = article_body(root)  # found before anything is taken out of the page
     post = BlogPost(url=url, guid=entry.get("guid"), protected=protected(root, body))
     # what trafilatura alone keeps of the page (it reads a copy: our layer changes the tree next)
-    # the theme marks a body that holds nothing on the page as sent (an empty post): trafilatura's
-    # text of the page around it would be the site's menus and sidebar, not the post
+    # a body the theme marks that holds nothing as sent may be an empty post: trafilatura's text of
+    # the page around it is then refused when it is mostly the site's menus and sidebar
     empty_body = body is not None and not any(t.strip() for t in body.itertext())
-    whole = whole_page(root, url) if (not post.protected or body is None) and not empty_body else None
+    whole = whole_page(root, url, site_words=empty_body) if not post.protected or body is None else None
     if post.protected and body is None and readable(whole):
         post.protected = None  # a login form somewhere on a page whose article trafilatura reads
     keep_link_blocks(body)
@@ -186,6 +186,8 @@ class WholePage:
     chars: int  # of its text outside scripts and styles: about the most trafilatura can keep of it
     hidden: Counter[str] | None = None  # the words of what a reader never sees, once read
     hidden_chars: int = 0
+    site_words: bool = False  # whether to read the words of the site's furniture (``site``)
+    site: Counter[str] | None = None  # ... its menus, sidebars, header and footer, once read
     _doc: Any = None
     _read: bool = False
 
@@ -205,6 +207,13 @@ class WholePage:
                     text = " ".join(_texts(el))
                     self.hidden_chars += len(text)
                     self.hidden.update(WORD.findall(text.casefold()))
+            if self.site_words:
+                self.site = Counter()
+                page = self.tree.find("body")  # whose classes name the whole page's template, not a part
+                for el in page.iterdescendants() if page is not None else ():
+                    if isinstance(el.tag, str) and site_furniture(el) \
+                            and not any(site_furniture(a) for a in el.iterancestors() if a is not page and a.tag != "html"):
+                        self.site.update(WORD.findall(" ".join(_texts(el)).casefold()))
             self.tree = None
         return self._doc
 
@@ -214,8 +223,18 @@ class WholePage:
         script shows it is read as it will be shown."""
         if not self.hidden or self.hidden_chars * 2 > self.chars:
             return False
-        words = Counter(WORD.findall(text.casefold()))
-        return sum((words & self.hidden).values()) > UNSEEN_SHARE * sum(words.values())
+        return _mostly(text, self.hidden)
+
+    def site_text(self, text: str) -> bool:
+        """True when ``text`` is mostly words of the site's menus, sidebars, header and footer
+        (read only for a page whose marked body is empty: an empty post, not a lost one)."""
+        return bool(self.site) and _mostly(text, self.site)
+
+
+def _mostly(text: str, among: Counter[str]) -> bool:
+    """True when more than ``UNSEEN_SHARE`` of the words of ``text`` are words ``among`` holds."""
+    words = Counter(WORD.findall(text.casefold()))
+    return sum((words & among).values()) > UNSEEN_SHARE * sum(words.values())
 
 
 def _texts(root: Any) -> list[str]:
@@ -229,7 +248,7 @@ def _texts(root: Any) -> list[str]:
     return out
 
 
-def whole_page(root: Any, url: str) -> WholePage | None:
+def whole_page(root: Any, url: str, *, site_words: bool = False) -> WholePage | None:
     """A copy of the page as it came (trafilatura reads a script's JSON-LD ``articleBody`` too);
     None for a page over ``GUARD_MAX_CHARS`` characters of text outside scripts and styles, or
     over ``GUARD_MAX_ELEMENTS`` elements: not held twice."""
@@ -239,7 +258,7 @@ def whole_page(root: Any, url: str) -> WholePage | None:
         chars += len(el.tail or "") + (len(el.text or "") if isinstance(el.tag, str) and el.tag not in CODE_TAGS else 0)
         if elements > GUARD_MAX_ELEMENTS or chars > GUARD_MAX_CHARS:
             return None
-    return WholePage(copy.deepcopy(root), url, chars)
+    return WholePage(copy.deepcopy(root), url, chars, site_words=site_words)
 
 
 def readable(whole: WholePage | None) -> bool:
@@ -274,7 +293,7 @@ def guard(post: BlogPost, whole: WholePage | None, *, floor: int = GUARD_MIN_CHA
         return None
     theirs = xmltotxt(doc.body, False)
     kept = collapsed_length(theirs)
-    if not kept or whole.unseen_text(theirs):
+    if not kept or whole.unseen_text(theirs) or whole.site_text(theirs):
         return None
     if not ours:
         reason = "our layer kept no text"
