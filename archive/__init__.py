@@ -15,9 +15,9 @@ if "numpy" not in sys.modules and "sqlite_utils" not in sys.modules:
     finally:
         del sys.modules["numpy"]
 
-from .db import ArchiveError, open_archive
-from .queries import find_sources, get_run, list_runs, list_sources, search_posts
-from .writes import (
+from archive.core.db import ArchiveError, open_archive
+from archive.core.queries import find_sources, get_run, list_runs, list_sources, search_posts
+from archive.tables.writes import (
     add_run_totals,
     ensure_source,
     ensure_sources,

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from . import (
+from archive import (
     ArchiveError,
     ensure_source,
     list_runs,
@@ -22,15 +22,15 @@ from . import (
     open_archive,
     search_posts,
 )
-from .backup import backup_archive
-from .cluster import ClusterConfig, ClusterUnavailable
-from .db import check_writable
-from .history import NoPost, diff_versions, list_versions
-from .launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_crawl
-from .lock import CrawlLocked, acquire_lock, release_lock
-from .revisit import revisit_summary
-from .sources import parse_setting, set_source_settings
-from .urls import host_of, is_http_url, parse_host_map
+from archive.formats.backup import backup_archive
+from crawler.run.coordinator import ClusterConfig, ClusterUnavailable
+from archive.core.db import check_writable
+from archive.tables.history import NoPost, diff_versions, list_versions
+from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_crawl
+from archive.core.lock import CrawlLocked, acquire_lock, release_lock
+from archive.tables.revisit import revisit_summary
+from archive.tables.sources import parse_setting, set_source_settings
+from archive.core.urls import host_of, is_http_url, parse_host_map
 
 DATASETTE_DIR = Path(__file__).parent / "datasette"
 METADATA = DATASETTE_DIR / "metadata.yml"
@@ -209,10 +209,10 @@ def _report(outcome: CrawlOutcome) -> None:
 
 
 def _dry_run(urls: tuple[str, ...], mode: str, db_path: str) -> None:
-    """What a crawl would request and why (``crawler.dryrun``), without fetching or writing."""
+    """What a crawl would request and why (``crawler.discover.dryrun``), without fetching or writing."""
     if not os.path.exists(db_path):
         raise ConfigError(f"no archive at {db_path}")
-    proc = subprocess.run([sys.executable, "-m", "crawler.dryrun", "--db", os.path.abspath(db_path), "--mode", mode, *urls],
+    proc = subprocess.run([sys.executable, "-m", "crawler.discover.dryrun", "--db", os.path.abspath(db_path), "--mode", mode, *urls],
                           capture_output=True, text=True, encoding="utf-8")
     if proc.returncode:
         raise click.ClickException(f"the dry run failed: {(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
@@ -250,7 +250,7 @@ def add(url: str | None, name: str | None, opml_file: str | None, db_path: str) 
 
 def _add_opml(opml_file: str, name: str | None, db_path: str) -> None:
     """Read the whole list before the archive is opened: a list that fails changes nothing."""
-    from .opml import add_subscriptions, parse_opml
+    from archive.formats.opml import add_subscriptions, parse_opml
 
     if name:
         raise click.UsageError("--name is for one URL; an OPML list names its sources")
@@ -316,7 +316,7 @@ def search(query: str, limit: int, db_path: str) -> None:
 def extract(files: tuple[str, ...], url: str | None, fmt: str) -> None:
     """Extract posts from saved HTML files, offline, as the crawler does."""
     proc = subprocess.run(
-        [sys.executable, "-m", "crawler.offline", *files, *(["--url", url] if url else [])],
+        [sys.executable, "-m", "crawler.extract.offline", *files, *(["--url", url] if url else [])],
         capture_output=True, text=True, encoding="utf-8",
     )
     if proc.returncode:
@@ -424,7 +424,7 @@ def export(fmt: str, table: str | None, query: str | None, source_name: str | No
     if fmt in ARCHIVE_FORMATS:
         _export_format(db, fmt, output, source_name, since)
         return
-    from .exports import dump_sql, export_markdown, rows_for, write_rows  # yaml: not on a crawl's way
+    from archive.formats.exports import dump_sql, export_markdown, rows_for, write_rows  # yaml: not on a crawl's way
 
     if fmt == "markdown":
         assert output is not None
@@ -449,9 +449,9 @@ def export(fmt: str, table: str | None, query: str | None, source_name: str | No
 
 def _export_format(db: Any, fmt: str, output: str | None, source_name: str | None, since: str | None) -> None:
     """WARC, WACZ or OPML: written whole to a hidden file beside ``output``, then renamed to it."""
-    from .opml import export_opml
-    from .wacz import export_wacz  # warcio and py-wacz: only when asked for
-    from .warc import export_warc
+    from archive.formats.opml import export_opml
+    from archive.formats.wacz import export_wacz  # warcio and py-wacz: only when asked for
+    from archive.formats.warc import export_warc
 
     if fmt == "opml" and not output:
         click.echo(export_opml(db), nl=False)
@@ -570,7 +570,7 @@ def reextract(source_name: str | None, dry_run: bool, db_path: str) -> None:
         sys.exit(EXIT_LOCKED)
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "crawler.reextract", "--db", os.path.abspath(db_path),
+            [sys.executable, "-m", "crawler.extract.reextract", "--db", os.path.abspath(db_path),
              *(["--source", source_name] if source_name else []), *(["--dry-run"] if dry_run else [])],
             capture_output=True, text=True, encoding="utf-8",
         )
@@ -595,7 +595,7 @@ def import_() -> None:
     """Bring in what other tools archived."""
 
 
-REPLAY_HANDLER = "crawler.replay.CaptureDownloadHandler"
+REPLAY_HANDLER = "crawler.fetch.replay.CaptureDownloadHandler"
 
 
 @import_.command("warc")
@@ -606,7 +606,7 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
     """Import WARC files (blogarchive's, wget's, Heritrix's, browsertrix's): each HTML, feed or
     sitemap response becomes a capture, then the posts are found and extracted from the captures
     as a crawl does, offline. Importing a file again adds nothing."""
-    from .warc import check_warc, import_warc as read_warc  # warcio: only when asked for
+    from archive.formats.warc import check_warc, import_warc as read_warc  # warcio: only when asked for
 
     try:  # every file read through before the archive is opened, or created: a bad file changes nothing
         for path in files:

@@ -144,7 +144,7 @@ def _kind(cmdline: list[str]) -> str:
     """What a process of the crawl's tree is, from its command line."""
     if "scrapy" in cmdline:  # python -m scrapy crawl
         return "crawl"
-    return "worker" if "crawler.worker" in cmdline else "command"
+    return "worker" if "crawler.extract.worker" in cmdline else "command"
 
 
 def measured(command: list[str], timeout: float | None = None, **kwargs) -> tuple[subprocess.CompletedProcess, dict[str, float]]:
@@ -168,11 +168,11 @@ def measured(command: list[str], timeout: float | None = None, **kwargs) -> tupl
 
 
 def _warm() -> None:
-    import crawler.warmup  # noqa: F401  (the crawl's workers start warm too)
+    import crawler.extract.warmup  # noqa: F401  (the crawl's workers start warm too)
 
 
 def _extract_file(args: tuple[str, str]) -> bool:
-    from crawler.extract import extract_post
+    from crawler.extract.post import extract_post
 
     url, path = args
     return extract_post(url, Path(path).read_text(encoding="utf-8")) is not None

@@ -6,7 +6,7 @@
   archive; wall seconds and CPU seconds of all the crawl's processes (``bench.run.measured``).
 - The cluster on one machine: the same 20 sources crawled by ``--cluster`` with a
   redis-server and two Scrapyd nodes on 127.0.0.1, the project deployed to each.
-- The writer's ceiling: posts/s that ``blogarchive``'s one writer (``archive.writer``)
+- The writer's ceiling: posts/s that ``blogarchive``'s one writer (``archive.tables.writer``)
   saves, full-text index included, when two producer processes send it saves as fast
   as it takes them, over the sockets a crawl of several processes uses.
 
@@ -28,8 +28,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from archive import ensure_source, open_archive, save_post, start_run
-from archive.history import record_version
-from archive.writer import ArchiveWriter, Link, serve_writes
+from archive.tables.history import record_version
+from archive.tables.writer import ArchiveWriter, Link, serve_writes
 from bench.blogs import make_posts, write_site
 from bench.run import BIN, ROOT, _wait_for, crawl, machine
 

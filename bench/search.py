@@ -28,7 +28,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from archive import ensure_source, open_archive
-from archive.writer import MAX_BATCH
+from archive.tables.writer import MAX_BATCH
 from bench.blogs import TAGS, make_posts
 
 POOL = 2_000

@@ -4,14 +4,14 @@ By hand, never in tests. For every page of the split it compares with the
 benchmark's title:
 
 - **extract**: what ``blogarchive extract --url URL`` prints as the title today
-  (``crawler.offline.extract_file``, called in-process on the page saved to a
+  (``crawler.extract.offline.extract_file``, called in-process on the page saved to a
   temporary file, exactly as the command does; no title when it prints no post);
 - **trafilatura**: trafilatura's own title (``bare_extraction(page).title`` on the
   whole page, with the options ``extract_post`` uses);
-- **choose_title**: ``crawler.titles.choose_title`` over the title candidates
-  ``extract_post`` builds (read while it runs) plus ``crawler.titles.title_candidates``,
+- **choose_title**: ``crawler.judge.titles.choose_title`` over the title candidates
+  ``extract_post`` builds (read while it runs) plus ``crawler.judge.titles.title_candidates``,
   with what the page itself says its site is called as site parts
-  (``crawler.titles.site_name_parts``: ``og:site_name``, ``application-name``,
+  (``crawler.judge.titles.site_name_parts``: ``og:site_name``, ``application-name``,
   JSON-LD ``WebSite``/``Organization`` names, the host's name), since one page
   has no learned site name; like ``extract``, no title when ``extract`` prints no post.
 
@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE_KEYED_ON = ["crawler/extract.py", "crawler/metadata.py", "crawler/pages.py", "crawler/offline.py",
-                  "crawler/article.py", "crawler/site.py", "crawler/titles.py", "bench/titles.py"]
+CACHE_KEYED_ON = ["crawler/extract/post.py", "crawler/judge/metadata.py", "crawler/judge/pages.py", "crawler/extract/offline.py",
+                  "crawler/extract/article.py", "crawler/judge/site.py", "crawler/judge/titles.py", "bench/titles.py"]
 TYPOGRAPHIC = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
@@ -77,8 +77,8 @@ def pages(data: Path, split: str) -> list[dict[str, Any]]:
 
 def run_extract(page: dict[str, Any]) -> dict[str, Any]:
     """``blogarchive extract --url URL`` on one page, in-process, and what it saw on the way."""
-    import crawler.extract as ex
-    from crawler.offline import extract_file
+    import crawler.extract.post as ex
+    from crawler.extract.offline import extract_file
 
     seen: dict[str, Any] = {"found": None}
     real_choose = ex._choose_metadata
@@ -112,7 +112,7 @@ def trafilatura_title(page: dict[str, Any]) -> str | None:
     from trafilatura import bare_extraction
     from w3lib.encoding import html_to_unicode
 
-    from crawler.extract import EXTRACTOR
+    from crawler.extract.post import EXTRACTOR
 
     _, text = html_to_unicode(None, gzip.open(page["html"]).read())
     options = copy.copy(EXTRACTOR)
@@ -152,7 +152,7 @@ def new_title(page: dict[str, Any], r: dict[str, Any]) -> tuple[tuple[str, str] 
     from lxml import html as lxml_html
     from w3lib.encoding import html_to_unicode
 
-    from crawler.titles import choose_title, site_name_parts, title_candidates
+    from crawler.judge.titles import choose_title, site_name_parts, title_candidates
 
     _, text = html_to_unicode(None, gzip.open(page["html"]).read())
     try:

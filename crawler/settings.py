@@ -9,7 +9,7 @@ import sys
 
 from scrapy.settings import default_settings
 
-from archive import memory
+from crawler.run import memory
 
 
 # itemadapter (how Scrapy reads items) imports pydantic when it is installed (wacz's frictionless
@@ -69,7 +69,7 @@ ARCHIVE_CLUSTER_LEASE = 30.0
 # Worker processes that extract posts (trafilatura), off the crawl's own
 # process; 0 extracts inline, in the crawl's process. None: one core fewer than
 # the machine has (the crawl's own process keeps a core busy), and no more than
-# ARCHIVE_MEMORY_MB holds (archive.memory); one at least.
+# ARCHIVE_MEMORY_MB holds (crawler.run.memory); one at least.
 ARCHIVE_EXTRACT_WORKERS = None
 # Seconds one page may take to extract; a slower one is stopped and recorded
 # as an error (kind "extract").
@@ -82,7 +82,7 @@ ARCHIVE_EXTRACT_RECYCLE_PAGES = 1000
 ARCHIVE_EXTRACT_RECYCLE_MB = 250
 # Memory the crawl's processes may take, about: it bounds the extraction workers,
 # and big pages (over 1 MB) go through a few lanes, one for each 200 MB beyond the
-# processes at rest (archive.memory, crawler.budget).
+# processes at rest (crawler.run.memory, crawler.run.budget).
 ARCHIVE_MEMORY_MB = memory.DEFAULT_MB
 # Keys a crawl keeps in memory per blog for what grows with it (URLs seen, pages
 # judged, feed entries); beyond, they are kept in a temporary file.
@@ -90,7 +90,7 @@ ARCHIVE_MEMORY_KEYS = 100_000
 # Seconds between commits: the crawl's writes are grouped in one transaction
 # per interval (a crash loses at most that much work, fetched again next run).
 ARCHIVE_COMMIT_INTERVAL = 0.25
-# The media posts show (see crawler.mediafetch): "all" archives their images and records
+# The media posts show (see crawler.fetch.media_ledger): "all" archives their images and records
 # the URLs of their videos, audio and files; "metadata" records the URLs only; "off" neither
 # (per source: `blogarchive source set NAME media=...`). Caps in MB: one file (a larger one is
 # not read), one post's images, one source's images; what a cap skips is recorded.
@@ -114,62 +114,62 @@ DOWNLOAD_MAXSIZE = memory.MAX_PAGE_MB * 1024 * 1024
 DOWNLOAD_WARNSIZE = 5 * 1024 * 1024
 RETRY_TIMES = 2
 # A request that fails for good is one line on standard error, with its kind, from the
-# pipeline that records it (crawler.pipelines.TOLD_KINDS); Scrapy's own line goes to the log.
+# pipeline that records it (crawler.store.pipelines.TOLD_KINDS); Scrapy's own line goes to the log.
 RETRY_GIVE_UP_LOG_LEVEL = "INFO"
 
 # Only http and https: no file:, data:, ftp: or s3: fetches from crawled content.
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None,
                      # Scrapy's own, which a cluster job fences with its host's lease
-                     "http": "crawler.lease.LeasedDownloadHandler", "https": "crawler.lease.LeasedDownloadHandler"}
+                     "http": "crawler.fetch.lease.LeasedDownloadHandler", "https": "crawler.fetch.lease.LeasedDownloadHandler"}
 
 DOWNLOADER_MIDDLEWARES = {
     # before anything, a name looked up above all: a host down for the run is asked for no more
-    "crawler.hostdown.HostDownMiddleware": 40,
+    "crawler.fetch.hostdown.HostDownMiddleware": 40,
     # before retries (550): each failure to reach a host counts before it is retried
-    "crawler.hostdown.HostFailuresMiddleware": 560,
+    "crawler.fetch.hostdown.HostFailuresMiddleware": 560,
     # first: nothing internal is fetched unless the user typed it
-    "crawler.safety.PrivateAddressMiddleware": 50,
+    "crawler.fetch.safety.PrivateAddressMiddleware": 50,
     # RFC 9309: an unreachable robots.txt disallows everything
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "crawler.safety.RobotsPolicyMiddleware": 100,
+    "crawler.fetch.safety.RobotsPolicyMiddleware": 100,
     # closest to the downloader, so every other middleware sees original URLs
-    "crawler.middlewares.MapHostsMiddleware": 990,
+    "crawler.fetch.middlewares.MapHostsMiddleware": 990,
     # after decompression and redirects, before retries: sees every body once
-    "crawler.conditional.ConditionalMiddleware": 585,
+    "crawler.fetch.conditional.ConditionalMiddleware": 585,
     # just before it: an image's answer that is not an image, or passes a cap, is never captured
-    "crawler.mediafetch.MediaCheckMiddleware": 587,
+    "crawler.fetch.media_ledger.MediaCheckMiddleware": 587,
     # before decompression (590): a compressed body cut short is refused, not read in part
-    "crawler.middlewares.TruncatedBodyMiddleware": 595,
+    "crawler.fetch.middlewares.TruncatedBodyMiddleware": 595,
     # Scrapy's meta refresh (580), reading a page's first bytes instead of decoding all of it
     "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
-    "crawler.middlewares.MetaRefreshMiddleware": 580,
+    "crawler.fetch.middlewares.MetaRefreshMiddleware": 580,
     # Scrapy's (600), a Location that is no URL taken as no redirect
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
-    "crawler.middlewares.RedirectMiddleware": 600,
+    "crawler.fetch.middlewares.RedirectMiddleware": 600,
     # holds requests while pages wait for an extraction worker (back-pressure)
-    "crawler.pool.ExtractionGate": 60,
+    "crawler.extract.pool.ExtractionGate": 60,
     # after that check, before decompression (590): a big page holds one of a few lanes (ARCHIVE_MEMORY_MB)
-    "crawler.budget.MemoryBudget": 592,
+    "crawler.run.budget.MemoryBudget": 592,
 }
 SPIDER_MIDDLEWARES = {
     # farthest from the spider: a bug anywhere on a page's way is recorded against its source
-    "crawler.safety.CallbackErrorsMiddleware": 10,
-    "crawler.tracking.ProcessedMiddleware": 950,
-    # a big page's lane is free once its callback is done (crawler.budget)
-    "crawler.budget.ReleaseLanes": 20,
+    "crawler.fetch.safety.CallbackErrorsMiddleware": 10,
+    "crawler.store.tracking.ProcessedMiddleware": 950,
+    # a big page's lane is free once its callback is done (crawler.run.budget)
+    "crawler.run.budget.ReleaseLanes": 20,
 }
 # Scrapy starts this many tasks for the output of every page, which here is a handful of items
 # and requests (its default, 100, cost about 1 % of a crawl's CPU in task creation alone).
 CONCURRENT_ITEMS = 8
 ITEM_PIPELINES = {
-    "crawler.tracking.LockPipeline": 50,
-    "crawler.pipelines.ValidatePipeline": 100,
-    "crawler.pipelines.ArchivePipeline": 300,
-    "crawler.tracking.HistoryPipeline": 350,
+    "crawler.store.tracking.LockPipeline": 50,
+    "crawler.store.pipelines.ValidatePipeline": 100,
+    "crawler.store.pipelines.ArchivePipeline": 300,
+    "crawler.store.tracking.HistoryPipeline": 350,
 }
 EXTENSIONS = {
-    "crawler.extensions.Progress": 500,
-    "crawler.pool.ExtractionPool": 100,
+    "crawler.run.progress.Progress": 500,
+    "crawler.extract.pool.ExtractionPool": 100,
 }
 # No console and no remote control: a crawl of other people's sites opens no
 # port that runs code. They are left out of Scrapy's base list, not set to None

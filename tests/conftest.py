@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import archive
-from archive.history import mark_gone
+from archive.tables.history import mark_gone
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "tests" / "site"

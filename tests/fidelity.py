@@ -21,7 +21,7 @@ compared with the truth:
   zone (the most common offset of the blog's other truth dates; when none has
   one, the offset its pages and feeds print most; else UTC) before its day is
   read: a post stored at midnight of its day in the blog's zone (what
-  ``archive.dates.parse_date`` makes of a date-only value given the blog's zone)
+  ``archive.core.dates.parse_date`` makes of a date-only value given the blog's zone)
   matches, and so does any time within that day.
 - date time: to the minute in UTC, only where the truth has a time.
 - author: equal after folding case and white space; only where the pages show one.
@@ -63,8 +63,8 @@ from dateutil import parser as dateutil_parser
 from lxml import html as lxml_html
 from trafilatura import bare_extraction
 
-from archive.copies import COPY
-from crawler.feeds import looks_like_feed
+from archive.core.copies import COPY
+from crawler.discover.feeds import looks_like_feed
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # run as a command
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -721,7 +721,7 @@ SETS_BEFORE = [
 ]
 
 SETS_NOTES = """\
-Each page of a public single-page set is given to `crawler.extract.extract_post` (the crawl's own extraction,
+Each page of a public single-page set is given to `crawler.extract.post.extract_post` (the crawl's own extraction,
 with no feed and no site to learn from) and to `trafilatura.bare_extraction(html, include_comments=False)` in
 the same run (`tests/page_sets.py`, which `make fidelity` runs when the sets are checked out under
 `$BLOGARCHIVE_PAGE_SETS`, by default `~/.cache/blogarchive/page-sets`; their pages are not in the repository).

@@ -3,7 +3,7 @@
 ``python tests/page_sets.py [--sets DIR] [--only NAME] [--limit N] [--json FILE]``
 (``make fidelity`` runs it too, and writes its table into docs/fidelity.md).
 
-Each page of a set is given, as text, to ``crawler.extract.extract_post`` (the
+Each page of a set is given, as text, to ``crawler.extract.post.extract_post`` (the
 crawl's own extraction, with no feed and no site to learn from) and to
 ``trafilatura.bare_extraction(html, include_comments=False)``, and both are scored
 with the same measures:
@@ -46,7 +46,7 @@ if str(Path(__file__).resolve().parent) not in sys.path:  # run as a command
 from fidelity import bag_f1, title_key, words  # noqa: E402
 from trafilatura import bare_extraction  # noqa: E402
 
-from crawler.extract import extract_post  # noqa: E402
+from crawler.extract.post import extract_post  # noqa: E402
 
 DEFAULT_DIR = Path.home() / ".cache" / "blogarchive" / "page-sets"
 # A page the other extractor keeps this many characters of is not one to leave empty.

@@ -13,7 +13,7 @@ from archive import (
     search_posts,
     start_run,
 )
-from archive.schema import migrations
+from archive.core.schema import migrations
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ labelled dates and tags, and the post's own article beside other posts' cards.""
 from lxml import html
 from parsel import Selector
 
-from crawler.article import (
+from crawler.extract.article import (
     article_body,
     article_document,
     drop_line_numbers,
@@ -12,9 +12,9 @@ from crawler.article import (
     keep_link_blocks,
     protected,
 )
-from crawler.extract import extract_post
-from crawler.metadata import byline_author, candidates, classed_author, icon_labelled, labelled_tags, post_article
-from crawler.pages import visible_date
+from crawler.extract.post import extract_post
+from crawler.judge.metadata import byline_author, candidates, classed_author, icon_labelled, labelled_tags, post_article
+from crawler.judge.pages import visible_date
 
 LONG = "<p>" + " ".join(["A sentence of the post that says something worth reading."] * 12) + "</p>"
 

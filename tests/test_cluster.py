@@ -248,7 +248,7 @@ def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster,
 
 
 def test_a_killed_job_s_plan_folder_is_removed_by_the_next_job(tmp_path):
-    from crawler.cluster import FOLDER_PREFIX, sweep_stale_folders
+    from crawler.store.cluster_writer import FOLDER_PREFIX, sweep_stale_folders
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                           check=True).stdout.strip()  # a process that has ended

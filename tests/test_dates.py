@@ -1,11 +1,11 @@
-"""archive.dates, and the python-dateutil 4.0 behaviour it rests on."""
+"""archive.core.dates, and the python-dateutil 4.0 behaviour it rests on."""
 
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from dateutil import parser as dateutil_parser
 
-from archive.dates import parse_date
+from archive.core.dates import parse_date
 
 SHANGHAI = timezone(timedelta(hours=8))
 

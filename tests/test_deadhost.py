@@ -11,7 +11,7 @@ import pytest
 from conftest import BLOGARCHIVE, ROOT
 from faultserver import FaultServer, answer
 
-from crawler.hostdown import DOWN_AFTER
+from crawler.fetch.hostdown import DOWN_AFTER
 from crawler.settings import CONCURRENT_REQUESTS
 
 POSTS, IMAGES = 10, 300

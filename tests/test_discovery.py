@@ -13,7 +13,7 @@ from testblogs import all_blogs
 
 from archive import ensure_source, open_archive
 from crawler.items import BlogPost, PostAlias
-from crawler.pipelines import ArchivePipeline
+from crawler.store.pipelines import ArchivePipeline
 
 BLOGS = {blog.name: blog for blog in all_blogs()}
 

@@ -6,7 +6,7 @@ import pytest
 from conftest import EXPECTED, SITE, run_cli
 from truth import REAL_BLOGS
 
-from crawler.extract import collapsed_length
+from crawler.extract.post import collapsed_length
 
 
 def extract(*args: str) -> dict:
@@ -81,7 +81,7 @@ def test_unreadable_file_is_a_clear_error(tmp_path):
 
 
 def test_a_huge_post_is_extracted_whole_in_parts(monkeypatch):
-    import crawler.extract as extract
+    import crawler.extract.post as extract
 
     paragraphs = [f"Paragraph {i}: " + " ".join(f"word{(i * 7 + j) % 1000}" for j in range(120)) for i in range(3000)]
     page = ('<html lang="en"><head><title>A long post</title><meta property="og:type" content="article">'
@@ -98,7 +98,7 @@ def test_a_huge_post_is_extracted_whole_in_parts(monkeypatch):
 
 
 def test_an_article_of_many_blocks_is_extracted_in_parts_to_the_same_text(monkeypatch):
-    import crawler.extract as extract
+    import crawler.extract.post as extract
 
     def block(i: int) -> str:
         if i % 50 == 0:

@@ -21,13 +21,13 @@ from blogsite import Page, RouteServer, html_page, xml_page
 from conftest import crawl_args, rows, run_cli
 
 import archive
-from archive.captures import save_capture
-from archive.urls import normalize_url
-from crawler.extract import extract_post
-from crawler.feeds import parse_feed
-from crawler.incremental import SourcePlan
-from crawler.pages import SectionStats
-from crawler.site import SiteParts
+from archive.tables.captures import save_capture
+from archive.core.urls import normalize_url
+from crawler.extract.post import extract_post
+from crawler.discover.feeds import parse_feed
+from crawler.discover.incremental import SourcePlan
+from crawler.judge.pages import SectionStats
+from crawler.judge.site import SiteParts
 
 HOST = "wp.test"
 SITE = "WP Test"

@@ -3,7 +3,7 @@ import json
 import pytest
 from conftest import SITE
 
-from crawler.feeds import FeedError, looks_like_feed, parse_feed
+from crawler.discover.feeds import FeedError, looks_like_feed, parse_feed
 
 RSS = (SITE / "feed.xml").read_bytes()
 ATOM = b"""<?xml version="1.0" encoding="utf-8"?>

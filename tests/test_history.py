@@ -5,7 +5,7 @@ import json
 import pytest
 
 from archive import ensure_source, open_archive, save_post, start_run
-from archive.history import (
+from archive.tables.history import (
     NoPost,
     diff_versions,
     list_versions,

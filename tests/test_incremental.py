@@ -17,7 +17,7 @@ from blogserver import Blog, BlogServer
 from conftest import ROOT, rows, run_cli
 
 from archive import open_archive, search_posts
-from archive.search import register_functions
+from archive.search.index import register_functions
 
 
 def search(db: Path, query: str) -> list[dict]:

@@ -15,11 +15,11 @@ from PIL import Image
 from warcio.archiveiterator import ArchiveIterator
 
 from archive import open_archive
-from archive.media import sniff_image
-from archive.plan import export_plan, save_plan
-from archive.search import register_functions
-from crawler.media import article_media, best_srcset, page_images
-from crawler.mediafetch import MediaLedger
+from archive.tables.media import sniff_image
+from crawler.run.job_plan import export_plan, save_plan
+from archive.search.index import register_functions
+from crawler.extract.article_media import article_media, best_srcset, page_images
+from crawler.fetch.media_ledger import MediaLedger
 
 BASE = f"http://{HOST}"
 

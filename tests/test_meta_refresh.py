@@ -6,7 +6,7 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from crawler.middlewares import MetaRefreshMiddleware
+from crawler.fetch.middlewares import MetaRefreshMiddleware
 
 HEAD = '<html><head><meta charset="utf-8"><title>Moved</title>{}</head><body>'
 REFRESH = '<meta http-equiv="refresh" content="0; url=/p/new/">'

@@ -1,7 +1,7 @@
 import pytest
 from parsel import Selector
 
-from crawler.pages import (
+from crawler.judge.pages import (
     PageEvidence,
     SectionStats,
     below,
@@ -157,7 +157,7 @@ def test_a_page_whose_content_links_to_the_feeds_posts_is_a_listing():
 
 
 def test_deep_pagination_is_not_a_calendar_trap():
-    from crawler.spill import SpillDict, SpillSet
+    from crawler.spiders.spill import SpillDict, SpillSet
     from crawler.spiders.state import SourceState
 
     state = SourceState(id=1, url=SCOPE, scope=SCOPE, origin="https://blog.test", aliases=set(), bases=set(),

@@ -23,10 +23,10 @@ import pytest
 from blogserver import Blog, BlogServer, words
 from conftest import BLOGARCHIVE, ROOT, SITE
 
-from archive.memory import extract_workers, lanes
-from crawler.extract import extract_post
-from crawler.pool import ExtractionFailed, ExtractionPool
-from crawler.site import SiteParts
+from crawler.run.memory import extract_workers, lanes
+from crawler.extract.post import extract_post
+from crawler.extract.pool import ExtractionFailed, ExtractionPool
+from crawler.judge.site import SiteParts
 
 HOST = "pool.test"
 TAG = "BLOGARCHIVE_TEST_TAG"
@@ -373,8 +373,8 @@ def test_no_worker_outlives_a_crawl_stopped_midway(slow_server, tmp_path, how):
 
 
 def test_workers_import_neither_scrapy_nor_twisted():
-    """What a worker imports before it takes its first page (``python -m crawler.worker``)."""
-    code = ("import sys, crawler.worker, crawler.warmup; "
+    """What a worker imports before it takes its first page (``python -m crawler.extract.worker``)."""
+    code = ("import sys, crawler.extract.worker, crawler.extract.warmup; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'twisted')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -23,7 +23,7 @@ from blogsite import RouteServer
 from conftest import rows, run_cli
 from testblogs import all_blogs
 
-from archive.processes import host_key, split_by_host
+from crawler.run.processes import host_key, split_by_host
 
 # Columns that hold a time (or a number of seconds): they differ between any two crawls.
 TIMES = {"added_at", "last_crawl_at", "started_at", "finished_at", "first_seen", "last_seen", "at", "fetched_at",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from archive import ensure_source, open_archive, save_post, start_run
-from archive.captures import latest_capture, load_body, save_capture
-from archive.lock import (
+from archive.tables.captures import latest_capture, load_body, save_capture
+from archive.core.lock import (
     CrawlLocked,
     acquire_lock,
     adopt_lock,
@@ -17,7 +17,7 @@ from archive.lock import (
     lock_path,
     release_lock,
 )
-from archive.revisit import (
+from archive.tables.revisit import (
     due_posts,
     parse_duration,
     parse_policy,

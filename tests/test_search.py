@@ -9,8 +9,8 @@ import pytest
 from sqlite_utils import Database
 
 from archive import ensure_source, open_archive, save_post, search_posts, start_run
-from archive.schema import migrations
-from archive.search import post_grams, post_ids_sql
+from archive.core.schema import migrations
+from archive.search.index import post_grams, post_ids_sql
 
 POSTS = {
     "https://blog.test/p/1": ("WAL notes", "SQLite in WAL mode, go and C# too."),
@@ -171,7 +171,7 @@ ODD_POSTS = [  # (published, source_id, lang, tags)
 
 
 def summary_of(rows, ids=None):
-    from archive.matches import Listing, Summary
+    from archive.search.matches import Listing, Summary
 
     conn = sqlite3.connect(":memory:")
     conn.execute("create table posts (id integer primary key, published, source_id, lang, tags)")

@@ -25,7 +25,7 @@ from datasette.utils import tilde_encode
 
 import archive
 import archive.cli
-import archive.matches
+import archive.search.matches
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 NEWEST_FIRST = [p["title"] for p in sorted(EXPECTED["posts"], key=lambda p: p["published"], reverse=True)]
@@ -343,7 +343,7 @@ def test_a_search_neither_index_answers_does_not_count_against_the_time_limit_of
     counted.set_progress_handler(count, 1)
     expected = counted.execute(query, ["内存 node"]).fetchall()
     own_work = steps[0]  # what the query itself does
-    archive.matches._matches.clear()  # computed again, on the next connection's watch
+    archive.search.matches._matches.clear()  # computed again, on the next connection's watch
     limited = sqlite3.connect(example_archive)
     prepare_connection(limited)
     steps[0] = 0
@@ -355,7 +355,7 @@ def test_a_search_is_computed_once_for_all_of_datasettes_connections(example_arc
     sys.path.insert(0, str(ROOT / "archive" / "datasette" / "plugins"))
     import archive_search
 
-    archive.matches._matches.clear()
+    archive.search.matches._matches.clear()
     first, second = sqlite3.connect(example_archive), sqlite3.connect(example_archive)
     for conn in (first, second):
         archive_search.prepare_connection(conn)
@@ -514,7 +514,7 @@ def test_a_common_word_is_read_newest_first_from_indexes_not_from_every_matching
 
 
 # A search alone on the posts table takes its count and facets from a summary of its matches
-# (archive.matches.Summary), computed once per search: the same page as Datasette's SQL gives.
+# (archive.search.matches.Summary), computed once per search: the same page as Datasette's SQL gives.
 @contextlib.contextmanager
 def tracing(db: Path) -> Iterator[str]:
     """``datasette serve`` as ``blogarchive serve`` runs it, with ``?_trace=1`` on: the statements each
@@ -600,7 +600,7 @@ def test_a_summary_is_computed_again_after_a_crawl_commits_posts(traced):
                            "text": "kernel again", "lang": "en", "tags": ["omega"], "published": "2031-05-01T00:00:00Z"},
                       run_id=run)
     db.close()
-    time.sleep(2 * archive.matches.RECHECK_SECONDS)
+    time.sleep(2 * archive.search.matches.RECHECK_SECONDS)
     after, through_sql = same_page_from_sql(database, "kernel")
     assert after["filtered_table_rows_count"] == before["filtered_table_rows_count"] + 1
     years = next(f for f in after["facet_results"].values() if f["type"] == "year")

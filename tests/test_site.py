@@ -1,6 +1,6 @@
-"""crawler.site: what a blog repeats on its pages is the site's, never a post's title."""
+"""crawler.judge.site: what a blog repeats on its pages is the site's, never a post's title."""
 
-from crawler.site import SiteLearner, SiteParts
+from crawler.judge.site import SiteLearner, SiteParts
 
 
 def learned(titles: list[tuple[str, bool]], names: tuple[str, ...] = ()) -> SiteParts:

@@ -9,7 +9,7 @@ from blogserver import Blog, BlogServer
 from conftest import ROOT
 from test_interruptions import snapshot
 
-from crawler.spill import SpillDict, SpillSet
+from crawler.spiders.spill import SpillDict, SpillSet
 
 
 def test_spilled_keys_read_back_like_a_dict():

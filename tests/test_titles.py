@@ -1,9 +1,9 @@
-"""crawler.titles: a page's title by agreement among its candidates."""
+"""crawler.judge.titles: a page's title by agreement among its candidates."""
 
 import pytest
 from lxml import html as lxml_html
 
-from crawler.titles import choose_title, host_name, site_name_parts, split_parts, title_candidates
+from crawler.judge.titles import choose_title, host_name, site_name_parts, split_parts, title_candidates
 
 SEPARATORS = [" | ", " - ", " – ", " — ", " :: ", "_", "｜", " · ", " » "]
 
@@ -18,7 +18,7 @@ def meta(prop: str, content: str) -> str:
 
 
 def title_of(doc: str, site_parts: tuple[str, ...] = (), url: str | None = None) -> tuple[str, str] | None:
-    """What a single page gets: the tags crawler.metadata reads, then title_candidates."""
+    """What a single page gets: the tags crawler.judge.metadata reads, then title_candidates."""
     root = lxml_html.fromstring(doc)
     found = []
     for prop in ("og:title", "twitter:title"):

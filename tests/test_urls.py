@@ -1,6 +1,6 @@
 import pytest
 
-from archive.urls import host_of, is_http_url, normalize_url, parse_host_map
+from archive.core.urls import host_of, is_http_url, normalize_url, parse_host_map
 
 
 @pytest.mark.parametrize(

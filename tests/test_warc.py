@@ -22,7 +22,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from archive.warc import REQUEST_HEADERS
+from archive.formats.warc import REQUEST_HEADERS
 from crawler import settings
 
 BIN = Path(sys.executable).parent

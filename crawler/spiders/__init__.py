@@ -1,1 +1,1 @@
-"""Spiders: discovery only; extraction lives in crawler.extract."""
+"""Spiders: discovery only; extraction lives in crawler.extract.post."""

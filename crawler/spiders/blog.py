@@ -27,27 +27,27 @@ from w3lib.encoding import html_to_unicode, http_content_type_encoding
 from w3lib.html import get_base_url
 
 from archive import ensure_sources, find_sources
-from archive.captures import body_sha256
-from archive.media import DEFERRED, LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
-from archive.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
-from archive.urls import feed_item_url, host_of, parse_url, url_key
-from archive.xmlsafety import XmlEntitiesError, check_entities
+from archive.tables.captures import body_sha256
+from archive.tables.media import DEFERRED, LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
+from archive.tables.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
+from archive.core.urls import feed_item_url, host_of, parse_url, url_key
+from archive.core.xmlsafety import XmlEntitiesError, check_entities
 
-from ..conditional import REVALIDATE, SHA, UNCHANGED
-from ..encoding import html_encoding
-from ..feeds import FeedError, item_id, looks_like_feed, parse_feed
-from ..hostdown import HostDown
-from ..incremental import load_plan, sitemap_lastmod
-from ..items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
-from ..media import page_images
-from ..mediafetch import POSTS, MediaRefused, ledger_for
-from ..middlewares import META_KEY as MAPPED
-from ..middlewares import NETWORK_FAILURES, TooLarge, network_kind
-from ..pages import HOME, SectionStats, below, dated, decide, in_scope, listing_links, listing_reason, read_evidence, url_shape
-from ..pool import ExtractionFailed, ExtractionPool
-from ..spill import SpillDict, SpillSet
-from ..store import ArchiveStore
-from .state import SourceState
+from crawler.fetch.conditional import REVALIDATE, SHA, UNCHANGED
+from crawler.fetch.encoding import html_encoding
+from crawler.discover.feeds import FeedError, item_id, looks_like_feed, parse_feed
+from crawler.fetch.hostdown import HostDown
+from crawler.discover.incremental import load_plan, sitemap_lastmod
+from crawler.items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
+from crawler.extract.article_media import page_images
+from crawler.fetch.media_ledger import POSTS, MediaRefused, ledger_for
+from crawler.fetch.middlewares import META_KEY as MAPPED
+from crawler.fetch.middlewares import NETWORK_FAILURES, TooLarge, network_kind
+from crawler.judge.pages import HOME, SectionStats, below, dated, decide, in_scope, listing_links, listing_reason, read_evidence, url_shape
+from crawler.extract.pool import ExtractionFailed, ExtractionPool
+from crawler.spiders.spill import SpillDict, SpillSet
+from crawler.store.archive_store import ArchiveStore
+from crawler.spiders.state import SourceState
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
 # Where generators put a feed by default (WordPress, Hexo, Hugo, Jekyll, Pelican...).
@@ -73,7 +73,7 @@ class BlogSpider(Spider):
         # ids of the sources to crawl (blogarchive crawl --processes N splits them)
         self.source_ids = {int(i) for i in sources.split(",")} if sources else None
         self.max_pages_arg = int(max_pages) if max_pages else None
-        self.trusted_hosts: set[str] = set()  # hosts the user typed: see crawler.safety
+        self.trusted_hosts: set[str] = set()  # hosts the user typed: see crawler.fetch.safety
         self.mode = mode or "incremental"
         if self.mode not in ("incremental", "recheck", "full"):
             raise ValueError(f"mode is incremental, recheck or full, not {mode!r}")
@@ -189,15 +189,15 @@ class BlogSpider(Spider):
 
     @cached_property
     def extraction(self) -> ExtractionPool:
-        """The crawl's extraction workers (the ``crawler.pool.ExtractionPool`` extension)."""
+        """The crawl's extraction workers (the ``crawler.extract.pool.ExtractionPool`` extension)."""
         pool = self.crawler.get_extension(ExtractionPool)
         if pool is None:
-            raise NotConfigured("crawler.pool.ExtractionPool is not in EXTENSIONS")
+            raise NotConfigured("crawler.extract.pool.ExtractionPool is not in EXTENSIONS")
         return pool
 
     @cached_property
     def store(self) -> ArchiveStore:
-        """The crawl's connection to the archive (``crawler.store``)."""
+        """The crawl's connection to the archive (``crawler.store.archive_store``)."""
         return ArchiveStore.of(self.crawler)
 
     def closed(self, reason: str) -> None:
@@ -417,7 +417,7 @@ class BlogSpider(Spider):
         """An entry with no link (and no guid that is a permalink): its content is the post, archived
         from what the feed says at the feed's URL with its guid as fragment; without content it is
         evidence for nothing."""
-        from ..extract import extract_post  # slow to import (trafilatura): only for such an entry
+        from crawler.extract.post import extract_post  # slow to import (trafilatura): only for such an entry
 
         guid = item_id(entry)
         url = feed_item_url(feed_url, guid)
@@ -753,7 +753,7 @@ def _http_charset(response: Response) -> str | None:
 
 
 def _decoded(response: TextResponse) -> TextResponse:
-    """The response read in the encoding its bytes are really in (see crawler.encoding)."""
+    """The response read in the encoding its bytes are really in (see crawler.fetch.encoding)."""
     encoding = html_encoding(response.body, _http_charset(response))
     if codecs.lookup(encoding).name != codecs.lookup(response.encoding).name:
         return response.replace(encoding=encoding)

@@ -13,13 +13,13 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.utils.url import url_has_any_extension
 from w3lib.html import strip_html5_whitespace
 
-from archive.urls import host_of, normalize_url, parse_url
+from archive.core.urls import host_of, normalize_url, parse_url
 
-from ..incremental import SourcePlan
-from ..mediafetch import MediaLedger
-from ..pages import SectionStats, in_scope
-from ..site import SiteLearner
-from ..spill import SpillDict, SpillSet
+from crawler.discover.incremental import SourcePlan
+from crawler.fetch.media_ledger import MediaLedger
+from crawler.judge.pages import SectionStats, in_scope
+from crawler.judge.site import SiteLearner
+from crawler.spiders.spill import SpillDict, SpillSet
 
 # A path segment or query value that is a year, a month or a day: 2024, 2024-07, 2024-07-30.
 PAGE_NAMES = {"page", "paged", "p", "start", "offset"}
@@ -45,7 +45,7 @@ class SourceState:
     max_links: int
     max_query_variants: int
     sections: SectionStats
-    # what grows with the blog: beyond ARCHIVE_MEMORY_KEYS keys each, kept on disk (crawler.spill)
+    # what grows with the blog: beyond ARCHIVE_MEMORY_KEYS keys each, kept on disk (crawler.spiders.spill)
     seen: SpillSet  # url_key of every URL requested
     parsed: SpillDict  # url_key -> kind, of pages judged
     entries: SpillDict  # url_key -> feed entry
@@ -65,9 +65,9 @@ class SourceState:
     shown: Counter[timedelta] = field(default_factory=Counter)  # of pages' zone-less times against their feed's
     budget_cut: bool = False  # the page budget stopped the crawl short: not a complete crawl
     unlisted_checked: bool = False  # a complete crawl's known posts that nothing listed were asked for
-    plan: SourcePlan | None = None  # what this run does for the source (crawler/incremental.py)
+    plan: SourcePlan | None = None  # what this run does for the source (crawler/discover/incremental.py)
     links: dict[tuple[str, str, str], str | None] = field(default_factory=dict)  # link -> in-scope URL (bounded)
-    media: MediaLedger | None = None  # its posts' images (crawler/mediafetch.py)
+    media: MediaLedger | None = None  # its posts' images (crawler/fetch/media_ledger.py)
     bad_urls: int = 0  # links, feed and sitemap entries that are no URL: taken as no link
     first_bad_url: str | None = None
     bad_url_told: bool = False  # its crawl_errors row (kind bad-url) is written

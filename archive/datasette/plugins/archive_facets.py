@@ -13,7 +13,7 @@ covers (idx_posts_listing), each value counted once per row.
 
 On the posts table, a search alone (no other filter, not a later page: ``search_alone``)
 takes every facet on the columns of idx_posts_listing from the search's ``Summary``
-(archive.matches), counted once per search, not from a statement per facet each request:
+(archive.search.matches), counted once per search, not from a statement per facet each request:
 Datasette's column facet is replaced by ``ListedColumnFacet`` for that. Any other page
 runs each facet's SQL, as before.
 """
@@ -26,7 +26,7 @@ from datasette.database import QueryInterrupted
 from datasette.facets import ArrayFacet, ColumnFacet, Facet
 from datasette.utils import escape_sqlite, path_with_added_args, path_with_removed_args
 
-from archive.matches import matches_at, search_alone
+from archive.search.matches import matches_at, search_alone
 
 
 class PeriodFacet(Facet):

@@ -26,9 +26,9 @@ from datasette.utils.asgi import AsgiFileDownload, Request, Response
 from feedgen.feed import FeedGenerator
 from sqlite_utils import Database
 
-from archive.opml import export_opml
-from archive.served import named_archive
-from archive.warc import export_warc
+from archive.formats.opml import export_opml
+from archive.datasette.served import named_archive
+from archive.formats.warc import export_warc
 
 
 async def _archive(datasette: Datasette, request: Request) -> Database:

@@ -3,7 +3,7 @@
 ``policy`` is a source's own (``sources.revisit``) or NULL for the default;
 ``born`` is when the post was published (else first seen), ``checked`` when
 it was last fetched or revalidated: the same rule as the crawl's
-(``archive.revisit``), for the ``revisit_plan`` and ``revisit_posts`` queries.
+(``archive.tables.revisit``), for the ``revisit_plan`` and ``revisit_posts`` queries.
 """
 
 import sqlite3
@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from datasette import hookimpl
 
-from archive.revisit import DEFAULT_POLICY, is_due, parse_policy
+from archive.tables.revisit import DEFAULT_POLICY, is_due, parse_policy
 
 
 @lru_cache(maxsize=64)

@@ -1,6 +1,6 @@
 """Search posts in any language, from Datasette's search box and canned queries.
 
-The archive has two FTS5 indexes (archive/search.py): ``posts_fts`` (trigram)
+The archive has two FTS5 indexes (archive/search/index.py): ``posts_fts`` (trigram)
 for words of three characters or more, ``posts_grams`` for shorter ones, common
 in Chinese (内存), which the trigram tokenizer cannot find. Datasette searches a
 table with ``{fts_pk} in (select rowid from {fts_table} where {fts_table} match
@@ -8,7 +8,7 @@ escape_fts(:search))``, so metadata.yml names as the posts' ``fts_table`` the
 temporary view ``posts_search`` made here on every connection, the union of three
 arms: ``posts_fts``, ``posts_grams``, and the ids of a search neither index can
 answer alone (a short word beside a long one, a short word with punctuation),
-computed by ``Matches`` (archive.matches) and read through ``json_each()``.
+computed by ``Matches`` (archive.search.matches) and read through ``json_each()``.
 
 SQLite hands the view's MATCH to each arm. ``escape_fts()``, replaced here, turns a
 search into an FTS5 query that exactly one arm answers (``fts_query``): the
@@ -36,7 +36,7 @@ statement: 12 ms, against 0.3 ms for the page's 200 tests.)
 
 Even from that index, the count and each of the five facets is a pass over every
 match, each request. For a search alone (no other filter) on the posts table they
-come instead from the search's ``Summary`` (archive.matches), computed once per
+come instead from the search's ``Summary`` (archive.search.matches), computed once per
 search and archive version: the count here (``counting_from_summaries``), the
 facets in ``archive_facets``.
 """
@@ -52,9 +52,9 @@ from datasette.database import Database, Results
 from datasette.utils import await_me_maybe, escape_sqlite
 from markupsafe import escape
 
-from archive.matches import (RECHECK_SECONDS, SUMMARISED, Matches, matches_at, matches_of, search_alone, search_clause,
+from archive.search.matches import (RECHECK_SECONDS, SUMMARISED, Matches, matches_at, matches_of, search_alone, search_clause,
                              search_terms)
-from archive.search import MIN_TRIGRAM_CHARS, is_gram, register_functions
+from archive.search.index import MIN_TRIGRAM_CHARS, is_gram, register_functions
 
 SNIPPET_CHARS = 160
 # The ASCII characters that are not letters or digits: posts_grams' tokenizer (ascii) splits words at them.
@@ -186,7 +186,7 @@ def counting_from_summaries(db: Database) -> None:
     count(*) from TABLE where ...`` (its views/table.py), which no plugin hook can change; for a
     search alone on the posts table it is one more pass over every match (47 ms at 100,000 posts,
     50,000 matches). So ``db.execute`` answers that one statement, and only it, from the search's
-    ``Summary`` (archive.matches, computed once per search, off the event loop and off Datasette's
+    ``Summary`` (archive.search.matches, computed once per search, off the event loop and off Datasette's
     connections): ``search_alone`` recognises it. Any other statement runs as before, the count
     of a search with another filter beside it included."""
     execute = db.execute

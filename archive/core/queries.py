@@ -1,0 +1,72 @@
+"""Reads that return plain dicts, for the CLI, tests and notebooks."""
+
+import json
+from typing import Any
+
+from sqlite_utils import Database
+
+from archive.search.index import MIN_TRIGRAM_CHARS, post_ids_sql
+
+SOURCES_SQL = """
+select
+  s.id, s.name, s.url, s.kind, s.enabled, s.feeds, s.sitemaps,
+  (select count(*) from posts p where p.source_id = s.id) as posts,
+  s.last_crawl_at, s.last_status, s.revisit
+from sources s
+order by s.name
+"""
+
+# Words of three characters or more: the trigram index, best match first.
+SEARCH_SQL = """
+select p.id, p.url, p.title, p.published,
+  snippet(posts_fts, 1, '[', ']', '…', 16) as snippet
+from posts_fts join posts p on p.id = posts_fts.rowid
+where posts_fts match :fts
+order by rank
+limit :limit
+"""
+# A shorter word among them (内存): each word from its index (archive/search/index.py), newest first.
+SHORT_SEARCH_SQL = """
+select id, url, title, published,
+  substr(text, max(1, instr(text, :first) - 20), 60) as snippet
+from posts
+where id in ({ids})
+order by published desc
+limit :limit
+"""
+
+
+def list_sources(db: Database) -> list[dict[str, Any]]:
+    """Every source with its post count and the outcome of its last crawl."""
+    rows = list(db.query(SOURCES_SQL))
+    for row in rows:
+        row["feeds"] = json.loads(row["feeds"] or "[]")
+        row["sitemaps"] = json.loads(row["sitemaps"] or "[]")
+    return rows
+
+
+def find_sources(db: Database, *, enabled_only: bool = True) -> list[dict[str, Any]]:
+    """Sources to crawl, oldest first."""
+    where = "where enabled = 1" if enabled_only else ""
+    return list(db.query(f"select * from sources {where} order by id"))
+
+
+def list_runs(db: Database, *, limit: int = 20) -> list[dict[str, Any]]:
+    """The most recent crawl runs, newest first."""
+    return list(db.query("select * from crawl_runs order by id desc limit ?", [limit]))
+
+
+def get_run(db: Database, run_id: int) -> dict[str, Any]:
+    """One crawl run by id."""
+    return dict(db["crawl_runs"].get(run_id))
+
+
+def search_posts(db: Database, query: str, *, limit: int = 20) -> list[dict[str, Any]]:
+    """Posts whose title or text contains every word of ``query``, best first."""
+    words = query.split()
+    if not words:
+        return []
+    if all(len(w) >= MIN_TRIGRAM_CHARS for w in words):
+        return list(db.query(SEARCH_SQL, {"fts": db.quote_fts(query), "limit": limit}))
+    ids, params = post_ids_sql(words, grams=db["posts_grams"].exists())
+    return list(db.query(SHORT_SEARCH_SQL.format(ids=ids), {**params, "first": words[0], "limit": limit}))

@@ -1,0 +1,81 @@
+"""A consistent copy of the archive, safe to take while a crawl is writing.
+
+In WAL mode the ``.db`` file alone is not the archive: committed pages may
+still be in ``.db-wal``, so copying the file with ``cp`` can give a copy that
+lacks them, or a torn one. SQLite's online backup API reads one snapshot
+(a read transaction, which never blocks the writer in WAL mode) and copies
+every page of it. The copy is then switched to the rollback journal, so that
+it is one self-contained file, checked with ``PRAGMA integrity_check`` and
+only then moved into place.
+"""
+
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from archive.core.db import ArchiveError
+
+
+@dataclass
+class Backup:
+    path: str
+    posts: int
+    bytes: int
+    seconds: float
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def backup_archive(db_path: str | os.PathLike[str], target: str | os.PathLike[str]) -> Backup:
+    """Copy the archive at ``db_path`` to ``target`` and check the copy.
+
+    ``target`` is replaced only by a copy that passed its integrity check.
+
+    Raises:
+        ArchiveError: no archive at ``db_path``; ``target`` is the archive
+            itself or one of its WAL files; the copy cannot be written or
+            fails its check.
+    """
+    source, target = Path(db_path), Path(target)
+    if not source.is_file():
+        raise ArchiveError(f"no archive at {source}")
+    for own in (source, Path(f"{source}-wal"), Path(f"{source}-shm")):
+        if _same_file(target, own):
+            raise ArchiveError(f"refusing to back up {source} onto itself ({target})")
+    if not target.parent.is_dir():
+        raise ArchiveError(f"directory does not exist: {target.parent}")
+    started = time.monotonic()
+    partial = target.with_name(f".{target.name}.partial")
+    partial.unlink(missing_ok=True)
+    reader = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        copy = sqlite3.connect(partial)
+        try:
+            reader.backup(copy)  # one step: one snapshot, whatever the writer commits meanwhile
+            copy.execute("PRAGMA journal_mode = DELETE")
+            problems = [row[0] for row in copy.execute("PRAGMA integrity_check")]
+            if problems != ["ok"]:
+                raise ArchiveError(f"the copy failed its integrity check: {'; '.join(problems[:3])}")
+            posts = copy.execute("select count(*) from posts").fetchone()[0] if _has_posts(copy) else 0
+        finally:
+            copy.close()
+        os.replace(partial, target)
+    except (sqlite3.Error, OSError) as e:
+        raise ArchiveError(f"cannot back up {source} to {target}: {e}") from e
+    finally:
+        reader.close()
+        partial.unlink(missing_ok=True)
+    return Backup(str(target), posts, target.stat().st_size, time.monotonic() - started)
+
+
+def _has_posts(conn: sqlite3.Connection) -> bool:
+    return conn.execute("select 1 from sqlite_master where type = 'table' and name = 'posts'").fetchone() is not None

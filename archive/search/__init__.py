@@ -1,0 +1,1 @@
+"""Search: which posts match a search (FTS5 trigram and word indexes), and the matches Datasette pages share."""

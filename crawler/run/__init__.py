@@ -1,0 +1,1 @@
+"""Run: launching a crawl and keeping it within bounds (processes, cluster coordination, the memory budget, progress)."""

@@ -1,0 +1,89 @@
+"""Several crawl processes on one machine (``blogarchive crawl --processes N``).
+
+The sources are split by host: all the sources of one host go to one
+process, so that its per-host delay, concurrency and robots.txt hold as with
+one process. Every process sends its writes to ``blogarchive``, which is the
+archive's one writer (``archive.tables.writer.serve_writes``) and applies them in
+the order they arrive, in one transaction order.
+"""
+
+import heapq
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from multiprocessing import Pipe
+from typing import Any
+
+from archive.core.urls import host_of
+from archive.tables.writer import ArchiveWriter, Link, serve_writes
+
+
+def host_key(source: dict[str, Any], host_map: dict[str, str]) -> str:
+    """What one process must crawl alone: the source's host without ``www.``, or the server it is fetched from."""
+    host = host_of(source["scope"])
+    bare = host.removeprefix("www.")
+    return host_map.get(host) or host_map.get(bare) or host_map.get(f"www.{bare}") or bare
+
+
+def split_by_host(sources: list[dict[str, Any]], processes: int, host_map: dict[str, str],
+                  weights: dict[int, int]) -> list[list[int]]:
+    """Source ids in at most ``processes`` groups, one host in one group, balanced by weight.
+
+    Args:
+        sources: the sources to crawl.
+        processes: groups at most.
+        host_map: ``--map-host``'s HOST -> BASE.
+        weights: each source's known posts (the work of a new source is unknown: 1).
+    """
+    hosts: dict[str, list[int]] = {}
+    for source in sources:
+        hosts.setdefault(host_key(source, host_map), []).append(source["id"])
+    heaviest = sorted(hosts.values(), key=lambda ids: (-sum(weights.get(i, 0) + 1 for i in ids), ids))
+    groups: list[list[int]] = [[] for _ in range(min(processes, len(hosts)))]
+    loads = [(0, n) for n in range(len(groups))]
+    for ids in heaviest:  # the heaviest host to the lightest group
+        load, n = heapq.heappop(loads)
+        groups[n] += ids
+        heapq.heappush(loads, (load + sum(weights.get(i, 0) + 1 for i in ids), n))
+    return [sorted(group) for group in groups]
+
+
+def run_processes(commands: list[list[str]], env: dict[str, str], lock: int, writer: ArchiveWriter, *,
+                  on_progress: Callable[[dict[str, int]], None] | None = None,
+                  progress_interval: float = 5.0) -> tuple[list[int], list[str | None]]:
+    """Run the crawl processes, serving their writes, until every one has ended.
+
+    Each command gets ``-s ARCHIVE_WRITER_FD=FD``, its end of a socket to the
+    writer. SIGTERM and SIGINT are passed on to every process.
+
+    Returns:
+        The processes' exit codes, and the reasons their crawls closed with
+        (None: a process that ended without saying, killed).
+    """
+    links, procs = [], []
+    for command in commands:
+        ours, theirs = Pipe(duplex=True)
+        fd = theirs.fileno()
+        procs.append(subprocess.Popen([*command, "-s", f"ARCHIVE_WRITER_FD={fd}"], env=env,
+                                      pass_fds=(lock, fd), start_new_session=True))
+        theirs.close()
+        links.append(Link(ours))
+
+    def forward(signum: int, frame: Any) -> None:
+        for proc in procs:
+            proc.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        shown = time.monotonic()
+        for _ in serve_writes(writer, links):
+            if on_progress and time.monotonic() - shown >= progress_interval:
+                shown = time.monotonic()
+                on_progress({key: sum(link.progress.get(key, 0) for link in links) for key in ("pages", "posts", "errors")})
+        return [proc.wait() for proc in procs], [link.closed for link in links]
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for link in links:
+            link.conn.close()
