@@ -24,7 +24,7 @@ from conftest import EXPECTED, GONE, HOSTILE, IMG_PAYLOAD, ROOT, SCRIPT_PAYLOAD,
 from datasette.utils import tilde_encode
 
 import archive
-import archive.cli
+import archive.cli.serve
 import archive.search.matches
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -519,12 +519,12 @@ def test_a_common_word_is_read_newest_first_from_indexes_not_from_every_matching
 def tracing(db: Path) -> Iterator[str]:
     """``datasette serve`` as ``blogarchive serve`` runs it, with ``?_trace=1`` on: the statements each
     page ran are in its JSON. Yields the URL of the archive's database."""
-    metadata = yaml.safe_load(archive.cli.METADATA.read_text(encoding="utf-8"))
+    metadata = yaml.safe_load(archive.cli.serve.METADATA.read_text(encoding="utf-8"))
     metadata["databases"] = {db.stem: metadata["databases"]["archive"]}
     path = db.with_suffix(".metadata.json")
     path.write_text(json.dumps(metadata))
     port = free_port()
-    args = [*archive.cli.datasette_args(str(db), "127.0.0.1", port, False, str(path)), "--setting", "trace_debug", "1"]
+    args = [*archive.cli.serve.datasette_args(str(db), "127.0.0.1", port, False, str(path)), "--setting", "trace_debug", "1"]
     proc = subprocess.Popen([str(Path(sys.executable).with_name("datasette")), *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"

@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import EXPECTED, crawl_args, rows, run_cli, serving
 from warcio.archiveiterator import ArchiveIterator
 
-from archive.cli import DATASETTE_DIR
+from archive.cli.serve import DATASETTE_DIR
 
 DATASETTE = Path(sys.executable).with_name("datasette")
 PLUGINS = DATASETTE_DIR / "plugins"

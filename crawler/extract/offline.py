@@ -1,13 +1,8 @@
-"""``python -m crawler.extract.offline FILE ... [--url URL]``: extract saved pages, no network.
+"""Saved pages extracted as the crawl extracts them, no network: ``blogarchive extract`` calls this.
 
-Prints one JSON object per file, in order: the post's fields, or
-``{"file": ..., "error": ...}``. ``blogarchive extract`` runs this, so the
-archive's command line uses the crawler's extraction without importing it.
+One dict per file: the post's fields, or ``{"file": ..., "error": ...}``.
 """
 
-import argparse
-import json
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -30,16 +25,3 @@ def extract_file(path: str, url: str | None) -> dict:
     del fields["source_id"], fields["aliases"]  # known only to a crawl
     return {"file": path, **fields}
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m crawler.extract.offline")
-    parser.add_argument("files", nargs="+")
-    parser.add_argument("--url")
-    args = parser.parse_args(argv)
-    for path in args.files:
-        print(json.dumps(extract_file(path, args.url), ensure_ascii=False), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,25 +1,22 @@
-"""``python -m crawler.extract.reextract --db PATH [--source NAME] [--dry-run]``: extract again, offline.
+"""Extract again, offline: ``blogarchive reextract`` calls this.
 
 Each archived post is extracted again with the current code from its latest
 raw capture, with its entry from the captured feeds, and no network; its links to
 its media are saved again, less the source's theme images (an image found
-only now is listed, not fetched). Prints
-one JSON object per post whose extraction changed (``url``, ``changed``
-fields, ``change`` recorded) or failed (``url``, ``error``), then a summary
-object. Without ``--dry-run`` the changes are saved, each as a new version.
-``blogarchive reextract`` runs this.
+only now is listed, not fetched). Yields one dict per post whose
+extraction changed (``url``, ``changed`` fields, ``change`` recorded) or
+failed (``url``, ``error``), then a summary. Without ``dry_run`` the changes
+are saved, each as a new version.
 """
 
-import argparse
 import json
-import sys
 from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
 
 from w3lib.encoding import html_to_unicode
 
-from archive import open_archive, save_post
+from archive import save_post
 from archive.tables.captures import latest_capture
 from archive.tables.history import record_version
 from archive.tables.media import theme_media
@@ -87,24 +84,3 @@ def _reextract_post(db: Any, post: dict[str, Any], entry: dict[str, Any] | None,
         result["change"] = record_version(db, post["url"], run_id=None)
     return result
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m crawler.extract.reextract")
-    parser.add_argument("--db", required=True)
-    parser.add_argument("--source")
-    parser.add_argument("--dry-run", action="store_true")
-    args = parser.parse_args(argv)
-    db = open_archive(args.db)
-    try:
-        for result in reextract(db, source=args.source, dry_run=args.dry_run):
-            print(json.dumps(result, ensure_ascii=False), flush=True)
-    except ValueError as e:
-        print(json.dumps({"error": str(e)}), flush=True)
-        return 1
-    finally:
-        db.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,245 @@
+"""``blogarchive crawl`` and ``blogarchive import warc``: a crawl launched in its own process (Scrapy's
+reactor cannot restart), or its plan read from the archive (``--dry-run``)."""
+
+import json
+import os
+import sys
+from typing import Any
+
+import click
+
+from archive import ArchiveError, ensure_source
+from archive.cli.common import EXIT_LOCKED, ConfigError, db_option, open_db
+from archive.core.db import check_writable
+from archive.core.lock import CrawlLocked, acquire_lock, release_lock
+from archive.core.urls import host_of, is_http_url, parse_host_map
+from crawler.run.coordinator import ClusterConfig, ClusterUnavailable
+from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_crawl
+
+
+@click.command()
+@click.argument("urls", nargs=-1)
+@click.option("--map-host", "map_hosts", multiple=True, metavar="HOST=BASE",
+              help="Fetch HOST's URLs from BASE instead, keeping the original URLs (repeatable).")
+@click.option("--delay", type=click.FloatRange(min=0), help="Seconds between requests to one host (default 1, with AutoThrottle); a source's own delay wins.")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Requests at once per host (default 2).")
+@click.option("--max-pages", type=click.IntRange(min=1), help="Pages fetched at most per source (default 10000).")
+@click.option("--processes", default="1", show_default=True, callback=lambda ctx, param, value: _processes(value),
+              help="Crawl processes, the sources split among them by host; auto: one per core.")
+@click.option("--cluster", "cluster_config", type=click.Path(dir_okay=False),
+              help="Crawl on a cluster of Scrapyd nodes with Redis as the hub, as this TOML file says (docs/scaling.md).")
+@click.option("--scrapyd", "nodes", multiple=True, metavar="URL", help="A Scrapyd node of the cluster (repeatable; with --redis).")
+@click.option("--redis", "redis_url", metavar="URL", help="The cluster's Redis (redis://HOST:PORT/DB; with --scrapyd).")
+@click.option("--media", type=click.Choice(["all", "metadata", "off"]),
+              help="Post images archived (all, the default), their URLs only (metadata) or neither (off); a source's own setting wins.")
+@click.option("--media-max-mb", type=click.FloatRange(min=0, min_open=True),
+              help="Largest image fetched, in MB (default 10); a larger one is recorded, not fetched.")
+@click.option("--workers", type=click.IntRange(min=0),
+              help="Extraction worker processes per crawl process (default: one core fewer than the machine has, "
+                   "and as many as --memory-mb holds, one at least; 0: extract in the crawl's process). "
+                   "Each holds about 130 MB.")
+@click.option("--memory-mb", type=click.IntRange(min=1),
+              help="The memory budget of the crawl's processes, in MB (default 512): it bounds the extraction "
+                   "workers and the big pages on their way at once.")
+@click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
+@click.option("--full", is_flag=True, help="Rediscover everything as a first crawl does, without validators.")
+@click.option("--dry-run", is_flag=True, help="List what the run would request and why; fetch and write nothing.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors and the summary.")
+@click.option("--log-file", type=click.Path(dir_okay=False, writable=True), help="Append the crawl's log (INFO) to this file.")
+@click.option("-v", "--verbose", is_flag=True, help="Show Scrapy's log.")
+@db_option
+def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
+          concurrency: int | None, max_pages: int | None, processes: int, cluster_config: str | None,
+          nodes: tuple[str, ...], redis_url: str | None, media: str | None, media_max_mb: float | None,
+          workers: int | None, memory_mb: int | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
+          log_file: str | None, verbose: bool, db_path: str) -> None:
+    """Crawl blogs into the archive.
+
+    Each URL is a blog's home page (its folder is the blog's scope), a feed
+    or a sitemap; a new one becomes a source. With no URL, every enabled
+    source is crawled. A source's first crawl is complete; later ones are
+    incremental. Exit codes: 0 all sources fine, 1 some failed or the run
+    was interrupted, 2 usage or configuration error, 75 another crawl is
+    running on the archive.
+    """
+    for url in urls:
+        if not is_http_url(url):
+            raise ConfigError(f"not an http(s) URL: {url}")
+    if recheck and full:
+        raise click.UsageError("--recheck and --full exclude each other")
+    try:
+        host_map = parse_host_map(list(map_hosts))
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--map-host") from e
+    if dry_run:
+        _dry_run(urls, "recheck" if recheck else "full" if full else "incremental", db_path)
+        return
+    lock, stale = _writable_and_locked(db_path)
+    try:
+        if stale:
+            click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
+        options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages,
+                               mode="recheck" if recheck else "full" if full else None,
+                               quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
+                               on_progress=None if quiet else lambda line: click.echo(line, err=True),
+                               cluster=_cluster(cluster_config, nodes, redis_url),
+                               settings=_media_settings(media, media_max_mb)
+                               | ({} if workers is None else {"ARCHIVE_EXTRACT_WORKERS": str(workers)})
+                               | ({} if memory_mb is None else {"ARCHIVE_MEMORY_MB": str(memory_mb)}))
+        _report(_launch(db_path, urls, options, lock))
+    finally:
+        release_lock(lock)
+
+
+def _media_settings(media: str | None, max_mb: float | None) -> dict[str, str]:
+    settings = {"ARCHIVE_MEDIA": media} if media else {}
+    return settings | ({"ARCHIVE_MEDIA_MAX_MB": str(max_mb)} if max_mb else {})
+
+
+def _processes(value: str) -> int:
+    if value == "auto":
+        return os.cpu_count() or 1
+    if not value.isdigit() or int(value) < 1:
+        raise click.BadParameter(f"a number of processes (1 or more) or auto, not {value!r}", param_hint="--processes")
+    return int(value)
+
+
+def _cluster(path: str | None, nodes: tuple[str, ...], redis_url: str | None) -> ClusterConfig | None:
+    if path and (nodes or redis_url):
+        raise click.UsageError("--cluster excludes --scrapyd and --redis")
+    if path:
+        try:
+            return ClusterConfig.load(path)
+        except ValueError as e:
+            raise ConfigError(str(e)) from e
+    if bool(nodes) != bool(redis_url):
+        raise click.UsageError("--scrapyd and --redis go together")
+    return ClusterConfig(redis=redis_url, nodes=list(nodes)) if redis_url else None
+
+
+def _writable_and_locked(db_path: str) -> tuple[int, int | None]:
+    """The archive checked writable and its crawl lock taken: the lock, and the pid of a dead
+    crawl whose lock was taken over. Exits 2 when it cannot be written, 75 when another crawl runs."""
+    try:
+        check_writable(db_path)
+    except ArchiveError as e:
+        raise ConfigError(str(e)) from e
+    try:
+        return acquire_lock(db_path)
+    except CrawlLocked as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(EXIT_LOCKED)
+    except OSError as e:
+        raise ConfigError(f"cannot take the crawl lock beside {db_path}: {e.strerror}") from e
+
+
+def _launch(db_path: str, urls: tuple[str, ...], options: CrawlOptions, lock: int) -> CrawlOutcome:
+    try:
+        return run_crawl(db_path, urls, options, lock=lock)
+    except ArchiveError as e:
+        raise ConfigError(str(e)) from e
+    except ClusterUnavailable as e:
+        raise ConfigError(str(e)) from e
+    except CrawlFailed as e:
+        raise click.ClickException(str(e)) from e
+
+
+def _report(outcome: CrawlOutcome) -> None:
+    """The summary, the failed sources, and the exit code."""
+    run = outcome.run
+    if run["status"] == "running":
+        click.echo(f"Error: run {run['id']} stopped without closing (see its log); what it saved is kept", err=True)
+    click.echo(outcome.summary())
+    for source in outcome.failed:
+        click.echo(f"Error: {source['name']}: the crawl failed (see crawl_errors of run {run['id']})", err=True)
+    if not outcome.ok:
+        sys.exit(1)
+
+
+def _dry_run(urls: tuple[str, ...], mode: str, db_path: str) -> None:
+    """What a crawl would request and why (``crawler.discover.dryrun``), without fetching or writing."""
+    if not os.path.exists(db_path):
+        raise ConfigError(f"no archive at {db_path}")
+    proc = subprocess.run([sys.executable, "-m", "crawler.discover.dryrun", "--db", os.path.abspath(db_path), "--mode", mode, *urls],
+                          capture_output=True, text=True, encoding="utf-8")
+    if proc.returncode:
+        raise click.ClickException(f"the dry run failed: {(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
+    planned = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    for request in planned:
+        click.echo(f"{request['source']}\t{request['why']}\t{request['url']}")
+    requests = [r for r in planned if not r["why"].startswith("fresh until")]
+    sources = len({r["source"] for r in planned})
+    click.echo(f"{len(requests)} requests at least for {sources} sources (and the posts their feeds and sitemaps announce)")
+
+
+@click.group("import")
+def import_() -> None:
+    """Bring in what other tools archived."""
+
+
+REPLAY_HANDLER = "crawler.fetch.replay.CaptureDownloadHandler"
+
+
+@import_.command("warc")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, readable=True))
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors and the summary.")
+@db_option
+def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
+    """Import WARC files (blogarchive's, wget's, Heritrix's, browsertrix's): each HTML, feed or
+    sitemap response becomes a capture, then the posts are found and extracted from the captures
+    as a crawl does, offline. Importing a file again adds nothing."""
+    from archive.formats.warc import check_warc, import_warc as read_warc  # warcio: only when asked for
+
+    try:  # every file read through before the archive is opened, or created: a bad file changes nothing
+        for path in files:
+            check_warc(path)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    lock, _ = _writable_and_locked(db_path)
+    try:
+        db = open_db(db_path)
+        sources: dict[str, dict[str, Any]] = {}
+        try:
+            with db.atomic():  # every file or none
+                for path in files:
+                    result = read_warc(db, path)
+                    for named in result["sources"]:
+                        source = _import_source(db, named)
+                        sources[source["url"]] = source
+                    click.echo(f"{path}: {result['captures']} captures imported, {result['known']} known, "
+                               f"{result['skipped']} other responses skipped", err=True)
+        except ValueError as e:
+            raise click.ClickException(str(e)) from e
+        finally:
+            db.close()
+        handlers = {"file": None, "data": None, "ftp": None, "s3": None, "http": REPLAY_HANDLER, "https": REPLAY_HANDLER}
+        options = CrawlOptions(host_map=_replay_hosts(list(sources.values())), delay=0, concurrency=16, mode="full",
+                               quiet=quiet,
+                               # the images are not in the captures: their URLs are listed, the next crawl fetches them
+                               settings={"DOWNLOAD_HANDLERS": json.dumps(handlers), "ARCHIVE_MEDIA": "metadata"})
+        _report(_launch(db_path, tuple(sources), options, lock))
+    finally:
+        release_lock(lock)
+
+
+def _replay_hosts(sources: list[dict[str, Any]]) -> dict[str, str]:
+    """The hosts a blog's crawl took as its own, each blog's sent to a server of its own name (answered from
+    the captures, never asked): so the crawl of the captures takes them as the same blog again."""
+    host_map = {}
+    for source in sources:
+        hosts = json.loads(source.get("hosts") or "[]")
+        if hosts:
+            host_map.update({h: f"http://source-{source['id']}.replay.invalid" for h in [host_of(source["scope"]), *hosts]})
+    return host_map
+
+
+def _import_source(db: Any, named: dict[str, Any]) -> dict[str, Any]:
+    """The source a WARC names, added under its own name where that is free."""
+    name = named.get("name")
+    if name and list(db.query("select 1 from sources where name = ? and url != ?", [name, named["url"]])):
+        name = None
+    source = ensure_source(db, named["url"], name=name)
+    kept = {k: named[k] for k in ("folder", "title", "site_url", "hosts") if named.get(k) and not source.get(k)}
+    if kept:
+        db["sources"].update(source["id"], kept)
+    return dict(db["sources"].get(source["id"]))

@@ -1,0 +1,121 @@
+"""``blogarchive export`` and ``backup``: the archive out, in every format it speaks, and a safe copy."""
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from archive import ArchiveError, list_sources
+from archive.cli.common import ConfigError, db_option, open_db
+from archive.formats.backup import backup_archive
+
+
+ARCHIVE_FORMATS = ("warc", "wacz", "opml")
+
+
+@click.command()
+@click.argument("fmt", metavar="FORMAT",
+                type=click.Choice(["sql", "csv", "json", "ndjson", "markdown", *ARCHIVE_FORMATS]))
+@click.option("--table", help="Export this table.")
+@click.option("--query", help="Export the rows of this read-only SQL query.")
+@click.option("--source", "source_name", help="warc, wacz: only this source's captures.")
+@click.option("--since", help="warc, wacz: only the captures fetched since this date (ISO 8601).")
+@click.option("-o", "--output", type=click.Path(writable=True),
+              help="Write here instead of standard output (markdown: the folder to write into).")
+@db_option
+def export(fmt: str, table: str | None, query: str | None, source_name: str | None, since: str | None,
+           output: str | None, db_path: str) -> None:
+    """Export the archive: a full SQL dump, a table or query as CSV/JSON/NDJSON, Markdown files,
+    WARC or WACZ of the captures, OPML of the sources.
+
+    ``markdown`` writes one file per post, with YAML front matter, into
+    OUTPUT/SOURCE/; file names are made from the date and title, made safe.
+    ``warc`` writes WARC/1.1 (gzipped records) of every capture, with its
+    original URL and time; ``wacz`` packages it with its index and a list of
+    the posts; ``opml`` lists the sources and their feeds for feed readers.
+    """
+    if fmt in ("sql", "markdown", *ARCHIVE_FORMATS) and (table or query):
+        raise click.UsageError(f"{fmt} exports the whole archive; --table and --query are for csv, json and ndjson")
+    if fmt not in ("sql", "markdown", *ARCHIVE_FORMATS) and bool(table) == bool(query):
+        raise click.UsageError("give --table or --query")
+    if fmt in ("markdown", "warc", "wacz") and not output:
+        raise click.UsageError(f"{fmt} needs -o {'FOLDER' if fmt == 'markdown' else 'FILE'}")
+    if (source_name or since) and fmt not in ("warc", "wacz"):
+        raise click.UsageError("--source and --since are for warc and wacz")
+    if not os.path.exists(db_path):
+        raise click.ClickException(f"no archive at {db_path}")
+    db = open_db(db_path, migrate=False)
+    if fmt in ARCHIVE_FORMATS:
+        _export_format(db, fmt, output, source_name, since)
+        return
+    from archive.formats.exports import dump_sql, export_markdown, rows_for, write_rows  # yaml: not on a crawl's way
+
+    if fmt == "markdown":
+        assert output is not None
+        try:
+            count = export_markdown(db, output)
+        except OSError as e:
+            raise click.ClickException(f"cannot write to {output}: {e.strerror}") from e
+        click.echo(f"{count} posts written to {output}", err=True)
+        return
+    out = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
+    try:
+        if fmt == "sql":
+            dump_sql(db, out)
+        else:
+            write_rows(rows_for(db, table=table, query=query), out, fmt)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    finally:
+        if output:
+            out.close()
+
+
+def _export_format(db: Any, fmt: str, output: str | None, source_name: str | None, since: str | None) -> None:
+    """WARC, WACZ or OPML: written whole to a hidden file beside ``output``, then renamed to it."""
+    from archive.formats.opml import export_opml
+    from archive.formats.wacz import export_wacz  # warcio and py-wacz: only when asked for
+    from archive.formats.warc import export_warc
+
+    if fmt == "opml" and not output:
+        click.echo(export_opml(db), nl=False)
+        return
+    assert output is not None
+    target = Path(output)
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        if fmt == "warc":
+            with partial.open("wb") as f:
+                message = f"{export_warc(db, f, source=source_name, since=since, filename=target.name)} captures"
+        elif fmt == "wacz":
+            message = f"{export_wacz(db, str(partial), source=source_name, since=since)} captures"
+        else:
+            partial.write_text(export_opml(db), encoding="utf-8")
+            message = f"{len(list_sources(db))} sources"
+        partial.replace(target)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    except OSError as e:
+        raise click.ClickException(f"cannot write {output}: {e.strerror}") from e
+    finally:
+        partial.unlink(missing_ok=True)
+    click.echo(f"{message} written to {output}", err=True)
+
+
+@click.command()
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The copy to write.")
+@db_option
+def backup(output: str, db_path: str) -> None:
+    """Copy the archive safely, even while a crawl writes to it, and check the copy.
+
+    A copy of the .db file alone is not a backup: in WAL mode the latest
+    commits may be in the .db-wal file beside it.
+    """
+    try:
+        done = backup_archive(db_path, output)
+    except ArchiveError as e:
+        raise ConfigError(str(e)) from e
+    click.echo(f"backup of {db_path} in {output}: {done.posts} posts, {done.bytes / 1e6:.1f} MB, "
+               f"integrity ok, {done.seconds:.1f} seconds")

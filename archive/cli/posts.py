@@ -1,0 +1,49 @@
+"""``blogarchive search`` and ``history``: the archived posts, and a post's versions."""
+
+import click
+
+from archive import search_posts
+from archive.cli.common import db_option, open_db
+from archive.tables.history import NoPost, diff_versions, list_versions
+
+
+@click.command()
+@click.argument("query")
+@click.option("--limit", default=20, show_default=True)
+@db_option
+def search(query: str, limit: int, db_path: str) -> None:
+    """Full-text search of titles and texts, in any language."""
+    db = open_db(db_path)
+    for row in search_posts(db, query, limit=limit):
+        snippet = " ".join((row["snippet"] or "").split())
+        click.echo(f"{row['published'] or '':20}\t{row['title']}\t{row['url']}\n\t{snippet}")
+
+
+@click.command()
+@click.argument("url")
+@click.option("--diff", "versions", nargs=2, type=click.IntRange(min=1), metavar="A B",
+              help="Diff these two versions (default: the last two).")
+@db_option
+def history(url: str, versions: tuple[int, int] | None, db_path: str) -> None:
+    """A post's versions, and a unified diff between two of them."""
+    db = open_db(db_path)
+    try:
+        rows = list_versions(db, url)
+    except NoPost as e:
+        raise click.ClickException(str(e)) from e
+    gone = db.execute("select gone_at from posts where url = (select url from posts where id = ?)",
+                      [rows[0]["post_id"]]).fetchone()[0] if rows else None
+    for n, v in enumerate(rows, 1):
+        size = f" ({v['diff_lines']} lines)" if v["change"] not in ("new", "metadata") else ""
+        click.echo(f"{n}\t{v['captured_at']}\t{v['change']}{size}\t{v['title']}")
+    if gone:
+        click.echo(f"gone since {gone}")
+    if versions:
+        a, b = versions
+        if max(a, b) > len(rows):
+            raise click.ClickException(f"the post has {len(rows)} versions")
+    elif len(rows) >= 2:
+        a, b = len(rows) - 1, len(rows)
+    else:
+        return
+    click.echo(diff_versions(rows[a - 1], rows[b - 1]))

@@ -1,0 +1,115 @@
+"""``blogarchive add``, ``sources``, ``source set`` and ``runs``: the blogs an archive follows, and its crawls."""
+
+import os
+from pathlib import Path
+
+import click
+
+from archive import ensure_source, list_runs, list_sources
+from archive.cli.common import ConfigError, db_option, open_db
+from archive.core.urls import is_http_url
+from archive.tables.revisit import revisit_summary
+from archive.tables.sources import parse_setting, set_source_settings
+
+
+@click.command()
+@click.argument("url", required=False)
+@click.option("--name", help="A short name for the source (default: its host and path).")
+@click.option("--opml", "opml_file", type=click.Path(exists=True, dir_okay=False, readable=True),
+              help="Add every feed of this OPML subscription list instead (its folders are kept).")
+@db_option
+def add(url: str | None, name: str | None, opml_file: str | None, db_path: str) -> None:
+    """Add a blog (home page, feed or sitemap URL), or a feed reader's OPML list, as sources."""
+    if bool(url) == bool(opml_file):
+        raise click.UsageError("give a URL or --opml FILE")
+    if opml_file:
+        _add_opml(opml_file, name, db_path)
+        return
+    assert url is not None
+    if not is_http_url(url):  # before the archive is opened, or created: a failed command writes nothing
+        raise click.ClickException(f"not an http(s) URL: {url!r}")
+    db = open_db(db_path)
+    try:
+        source = ensure_source(db, url, name=name)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"source {source['name']}: {source['url']}")
+
+
+def _add_opml(opml_file: str, name: str | None, db_path: str) -> None:
+    """Read the whole list before the archive is opened: a list that fails changes nothing."""
+    from archive.formats.opml import add_subscriptions, parse_opml
+
+    if name:
+        raise click.UsageError("--name is for one URL; an OPML list names its sources")
+    try:
+        entries, skipped = parse_opml(Path(opml_file).read_bytes())
+    except ValueError as e:
+        raise click.ClickException(f"{opml_file}: {e}") from e
+    for reason in skipped:
+        click.echo(f"Warning: skipped {reason}", err=True)
+    if not entries:
+        raise click.ClickException(f"{opml_file}: no feed or site in this OPML list")
+    db = open_db(db_path)
+    for source, new in add_subscriptions(db, entries):
+        folder = source["folder"].replace("\n", ", ") if source["folder"] else ""
+        click.echo(f"source {source['name']}: {source['url']}{f'  [{folder}]' if folder else ''}{'' if new else '  (known)'}")
+
+
+@click.command()
+@db_option
+def sources(db_path: str) -> None:
+    """List sources: name, URL, feeds found, posts, how many are due in the next run and when they
+    were checked (the oldest and latest last check), last crawl and its status."""
+    db = open_db(db_path)
+    for s in list_sources(db):
+        plan = revisit_summary(db, s)
+        checked = f"{plan['oldest_check']} to {plan['latest_check']}" if plan["oldest_check"] else "never"
+        click.echo(
+            f"{s['name']}\t{s['url']}\tfeeds: {', '.join(s['feeds']) or '-'}\tposts: {s['posts']}\t"
+            f"due next run: {plan['due']} ({plan['policy']})\tchecked: {checked}\t"
+            f"last crawl: {s['last_crawl_at'] or 'never'}\t{s['last_status'] or ''}".rstrip()
+        )
+
+
+@click.group()
+def source() -> None:
+    """Per-source crawl settings."""
+
+
+@source.command("set")
+@click.argument("name")
+@click.argument("pairs", nargs=-1, required=True, metavar="KEY=VALUE...")
+@db_option
+def source_set(name: str, pairs: tuple[str, ...], db_path: str) -> None:
+    """Set a source's delay, max_pages, revisit policy, media (all, metadata, off) or enabled (VALUE default: the crawl's own)."""
+    values = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep:
+            raise ConfigError(f"settings are KEY=VALUE, not {pair!r}")
+        try:
+            values[key.strip()] = parse_setting(key.strip(), raw)
+        except ValueError as e:
+            raise ConfigError(str(e)) from e
+    if not os.path.exists(db_path):
+        raise ConfigError(f"no archive at {db_path}")
+    db = open_db(db_path)
+    try:
+        row = set_source_settings(db, name, values)
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
+    click.echo(f"source {name}: " + ", ".join(f"{k}={'default' if row[k] is None else row[k]}" for k in values))
+
+
+@click.command()
+@click.option("--limit", default=20, show_default=True)
+@db_option
+def runs(limit: int, db_path: str) -> None:
+    """Show the crawl history, newest first."""
+    db = open_db(db_path)
+    for r in list_runs(db, limit=limit):
+        click.echo(
+            f"{r['id']}\t{r['started_at']}\t{r['status']}\tnew {r['posts_new']}\tupdated {r['posts_updated']}\t"
+            f"unchanged {r['posts_unchanged']}\tpages {r['pages']}\terrors {r['errors']}\t{r['seconds'] or 0:.1f}s"
+        )
