@@ -46,7 +46,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE_KEYED_ON = ["crawler/extract/post.py", "crawler/judge/metadata.py", "crawler/judge/pages.py", "crawler/extract/offline.py",
-                  "crawler/extract/article.py", "crawler/judge/site.py", "crawler/judge/titles.py", "bench/titles.py"]
+                  "crawler/judge/article.py", "crawler/judge/site.py", "crawler/judge/titles.py", "bench/titles.py"]
 TYPOGRAPHIC = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',

@@ -1,5 +1,7 @@
-"""How the memory budget (``ARCHIVE_MEMORY_MB``) is spent: the processes at rest, the
-extraction workers, and the lanes of big pages (``crawler.run.budget``).
+"""The memory budget (``ARCHIVE_MEMORY_MB``), how it is spent, and what counts as a big page.
+
+The budget pays for the processes at rest, the extraction workers, and the lanes of big pages
+(``crawler.fetch.budget``).
 
 Measured on the hostile crawl (docs/reliability.md, "The memory budget"): the ``blogarchive``
 command and one crawl process at rest take about ``RESTING_MB``, one warm extraction worker
@@ -7,8 +9,12 @@ command and one crawl process at rest take about ``RESTING_MB``, one warm extrac
 ``PAGE_COPIES`` times across the processes (its body, its text, the worker's tree, the post
 sent back, its write). The budget pays for the processes at rest and one lane first, then for
 each worker beyond the first, then for more lanes.
+
+Lean (no Scrapy, no Twisted): the command line, the crawl's budget and writer and the
+extraction workers all use it. ``trim`` gives a process's free heap back to the system.
 """
 
+import ctypes
 import os
 
 DEFAULT_MB = 512  # ARCHIVE_MEMORY_MB's default
@@ -32,3 +38,22 @@ def lanes(memory_mb: int, workers: int, max_page_mb: float = MAX_PAGE_MB) -> int
     """Big pages on their way at once: what ``memory_mb`` holds beside the processes at rest
     (the crawl's and its ``workers``), each page up to ``max_page_mb``; one at least."""
     return max(1, int((memory_mb - RESTING_MB - workers * WORKER_MB) // (PAGE_COPIES * max_page_mb)))
+
+
+# A page over this many bytes (or characters) once decompressed is big: it holds one of the
+# budget's lanes (crawler.fetch.budget), its worker is replaced afterwards (crawler.extract.pool) and trims its
+# heap before it answers (crawler.extract.worker), and its writes reopen the writer's connection (crawler.store.archive_store).
+BIG_PAGE_BYTES = 1_000_000
+
+try:
+    _LIBC: ctypes.CDLL | None = ctypes.CDLL("libc.so.6")
+    _LIBC.malloc_trim  # glibc only
+except (OSError, AttributeError):
+    _LIBC = None
+
+
+def trim() -> None:
+    """Give the system back what the heap holds free (``malloc_trim``): a big page's tree and
+    strings are millions of small blocks, which glibc keeps in its heaps once let go."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)

@@ -9,7 +9,7 @@ import sys
 
 from scrapy.settings import default_settings
 
-from crawler.run import memory
+from crawler import memory
 
 
 # itemadapter (how Scrapy reads items) imports pydantic when it is installed (wacz's frictionless
@@ -69,7 +69,7 @@ ARCHIVE_CLUSTER_LEASE = 30.0
 # Worker processes that extract posts (trafilatura), off the crawl's own
 # process; 0 extracts inline, in the crawl's process. None: one core fewer than
 # the machine has (the crawl's own process keeps a core busy), and no more than
-# ARCHIVE_MEMORY_MB holds (crawler.run.memory); one at least.
+# ARCHIVE_MEMORY_MB holds (crawler.memory); one at least.
 ARCHIVE_EXTRACT_WORKERS = None
 # Seconds one page may take to extract; a slower one is stopped and recorded
 # as an error (kind "extract").
@@ -82,7 +82,7 @@ ARCHIVE_EXTRACT_RECYCLE_PAGES = 1000
 ARCHIVE_EXTRACT_RECYCLE_MB = 250
 # Memory the crawl's processes may take, about: it bounds the extraction workers,
 # and big pages (over 1 MB) go through a few lanes, one for each 200 MB beyond the
-# processes at rest (crawler.run.memory, crawler.run.budget).
+# processes at rest (crawler.memory, crawler.fetch.budget).
 ARCHIVE_MEMORY_MB = memory.DEFAULT_MB
 # Keys a crawl keeps in memory per blog for what grows with it (URLs seen, pages
 # judged, feed entries); beyond, they are kept in a temporary file.
@@ -149,14 +149,14 @@ DOWNLOADER_MIDDLEWARES = {
     # holds requests while pages wait for an extraction worker (back-pressure)
     "crawler.extract.pool.ExtractionGate": 60,
     # after that check, before decompression (590): a big page holds one of a few lanes (ARCHIVE_MEMORY_MB)
-    "crawler.run.budget.MemoryBudget": 592,
+    "crawler.fetch.budget.MemoryBudget": 592,
 }
 SPIDER_MIDDLEWARES = {
     # farthest from the spider: a bug anywhere on a page's way is recorded against its source
     "crawler.fetch.safety.CallbackErrorsMiddleware": 10,
     "crawler.store.tracking.ProcessedMiddleware": 950,
-    # a big page's lane is free once its callback is done (crawler.run.budget)
-    "crawler.run.budget.ReleaseLanes": 20,
+    # a big page's lane is free once its callback is done (crawler.fetch.budget)
+    "crawler.fetch.budget.ReleaseLanes": 20,
 }
 # Scrapy starts this many tasks for the output of every page, which here is a handful of items
 # and requests (its default, 100, cost about 1 % of a crawl's CPU in task creation alone).

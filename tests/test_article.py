@@ -4,7 +4,7 @@ labelled dates and tags, and the post's own article beside other posts' cards.""
 from lxml import html
 from parsel import Selector
 
-from crawler.extract.article import (
+from crawler.judge.article import (
     article_body,
     article_document,
     drop_line_numbers,

@@ -3,7 +3,7 @@ bodies of 11.5 and 19 MB, a 64 GiB brotli bomb, a page of 500,000 links, a feed 
 entries and a real post of 15 MB, each kind from several sources at once. The crawl finishes,
 refuses only what the 20 MB cap refuses, cuts what the per-page limits cut (recorded), and
 archives each real post whole. Its big pages (over 1 MB) go through the memory budget's one
-lane (crawler.run.budget) one at a time, none dropped.
+lane (crawler.fetch.budget) one at a time, none dropped.
 
 The peak of the crawl's whole process tree (summed RSS, sampled from /proc) stays under the
 default ARCHIVE_MEMORY_MB; `python tests/hostile_blogs.py` prints the peak of each input alone
@@ -18,9 +18,9 @@ from conftest import BLOGARCHIVE, ROOT
 from faultserver import FaultServer, answer
 from hostile_blogs import POSTS, TWENTY, PeakWatch, big, real_post, routes
 
-from crawler.run.budget import COMPRESSION
+from crawler.fetch.budget import COMPRESSION
 from crawler.extract.post import extract_post
-from crawler.run.heap import BIG_PAGE_BYTES
+from crawler.memory import BIG_PAGE_BYTES
 from crawler.settings import ARCHIVE_MEMORY_MB
 from crawler.spiders.blog import READ_HEAD, READ_TAIL
 

@@ -27,7 +27,8 @@ from archive.formats.opml import parse_opml
 from archive.core.urls import host_of, is_http_url, normalize_url, parse_url, url_key
 from archive.formats.warc import check_warc
 from crawler.extract.post import extract_post
-from crawler.discover.feeds import FeedError, parse_feed, term_kind
+from crawler.discover.feeds import FeedError, parse_feed
+from crawler.judge.metadata import term_kind
 from crawler.discover.incremental import sitemap_entries
 from crawler.extract.article_media import article_media, page_images
 from crawler.judge.pages import SectionStats

@@ -16,7 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archive import open_archive
 from archive.tables.media import sniff_image
-from crawler.run.job_plan import export_plan, save_plan
+from archive.formats.plan import export_plan, save_plan
 from archive.search.index import register_functions
 from crawler.extract.article_media import article_media, best_srcset, page_images
 from crawler.fetch.media_ledger import MediaLedger

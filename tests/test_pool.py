@@ -23,7 +23,7 @@ import pytest
 from blogserver import Blog, BlogServer, words
 from conftest import BLOGARCHIVE, ROOT, SITE
 
-from crawler.run.memory import extract_workers, lanes
+from crawler.memory import extract_workers, lanes
 from crawler.extract.post import extract_post
 from crawler.extract.pool import ExtractionFailed, ExtractionPool
 from crawler.judge.site import SiteParts

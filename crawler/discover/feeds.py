@@ -4,7 +4,7 @@ import hashlib
 import json
 import re
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 import feedparser
@@ -13,7 +13,7 @@ from archive.core.dates import parse_date
 from archive.core.urls import is_http_url, parse_url, url_key
 from archive.core.xmlsafety import check_entities
 
-from crawler.fetch.encoding import xml_to_utf8
+from crawler.judge.encoding import xml_to_utf8
 
 JSON_FEED_VERSION_PREFIX = "https://jsonfeed.org/version/"
 # RFC 5005: paged feeds (next, previous) and archived feeds (prev-archive, next-archive).
@@ -26,8 +26,6 @@ ENTRY_END = re.compile(rb"</(?:[\w.-]+:)?(?:item|entry)\s*>", re.I)
 # How a feed in UTF-16 or UTF-32 begins (a BOM, or "<" next to a zero byte), where ENTRY_END's
 # ASCII bytes are not the document's: it is cut once re-encoded as UTF-8.
 WIDE_STARTS = (b"\xff\xfe", b"\xfe\xff", b"<\x00", b"\x00<", b"\x00\x00")
-TAG_FOLDERS = {"tag", "tags", "t"}  # /tags/NAME/, /t/NAME, /tags/#name, ?tag=NAME
-CATEGORY_FOLDERS = {"category", "categories", "cat"}  # and nested: /categories/A/B/
 
 
 class FeedError(ValueError):
@@ -42,24 +40,6 @@ def looks_like_feed(body: bytes, content_type: str = "") -> bool:
     if b"<html" in head or b"<!doctype html" in head:
         return False
     return any(tag in body[:4096].lower() for tag in (b"<rss", b"<feed", b"<rdf:rdf"))
-
-
-def term_kind(url: str) -> str | None:
-    """``tags`` or ``categories`` when ``url`` is a tag's or a category's page (its nearest
-    folder says so), else None."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # no URL: no term's page
-        return None
-    segments = [unquote(s).lower().removesuffix(".html").removesuffix(".htm") for s in parts.path.split("/") if s]
-    folders = segments if parts.fragment else segments[:-1]  # tags.html#name lists what /tags/name/ would
-    params = [k.lower() for k, _ in parse_qsl(parts.query)]
-    for folder in [*reversed(folders), *params]:
-        if folder in TAG_FOLDERS:
-            return "tags"
-        if folder in CATEGORY_FOLDERS:
-            return "categories"
-    return None
 
 
 def parse_feed(body: bytes, url: str, *, http_charset: str | None = None, max_entries: int = MAX_ENTRIES,

@@ -37,7 +37,7 @@ from archive.core.dates import parse_date
 from archive.tables.revisit import due_posts, parse_policy
 from archive.core.urls import normalize_url
 
-from crawler.fetch.conditional import STATE, UNCHANGED
+from crawler.meta import STATE, UNCHANGED
 from crawler.discover.feeds import FeedError, parse_feed
 from crawler.judge.pages import PAGE_PARAMS, PAGINATION, SectionStats, in_scope, url_shape
 

@@ -38,9 +38,9 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 
-from crawler.run.memory import extract_workers
+from crawler.memory import extract_workers
 
-from crawler.run.heap import BIG_PAGE_BYTES
+from crawler.memory import BIG_PAGE_BYTES
 from crawler.items import BlogPost
 from crawler.extract.worker import READY, page_text
 
@@ -114,7 +114,7 @@ class ExtractionPool:
         self.deaths = 0  # workers that died in a row, without an answer between
         self.broken = ""  # why no worker is left, when they keep dying
         self.in_flight_max = 0
-        # given ``start``, calls it once a big page's post is written (``crawler.run.budget``): the fresh
+        # given ``start``, calls it once a big page's post is written (``crawler.fetch.budget``): the fresh
         # worker that replaces the one that extracted it is not warming up beside that write
         self.hold_start: Callable[[Callable[[], None]], None] | None = None
         self.counts: Counter[str] = Counter()  # timeout, error, failed, workers_replaced, workers_recycled, gate_waits

@@ -25,7 +25,7 @@ from trafilatura.xml import xmltotxt
 from archive.core.dates import parse_date
 
 from crawler.items import BlogPost
-from crawler.extract.article import (
+from crawler.judge.article import (
     CIPHERTEXT,
     PROTECTED_TEXT,
     TEXT_BLOCKS,

@@ -21,7 +21,7 @@ from typing import Any
 
 from w3lib.encoding import html_to_unicode
 
-from crawler.run.heap import BIG_PAGE_BYTES, trim
+from crawler.memory import BIG_PAGE_BYTES, trim
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 READY = ("ready", None)  # a worker's first message: warmed up, waiting for pages

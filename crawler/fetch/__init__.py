@@ -1,1 +1,1 @@
-"""Fetch: downloader middlewares and handlers between a request and its response (host mapping, safety, politeness, conditional requests, dead hosts, encodings, captures replayed)."""
+"""Fetch: downloader middlewares and handlers between a request and its response (host mapping, safety, politeness, conditional requests and captures, dead hosts, the lanes of big pages, captures replayed, a cluster job's lease)."""

@@ -26,7 +26,7 @@ lane before it is fetched (one more request, for its headers). Nothing is droppe
 
 Lanes: what ``ARCHIVE_MEMORY_MB`` holds beside the processes at rest (the crawl's and
 its extraction workers), a page of the size cap (``DOWNLOAD_MAXSIZE``) being held about
-ten times at once across them (``crawler.run.memory.lanes``), one at least. The 512 MB
+ten times at once across them (``crawler.memory.lanes``), one at least. The 512 MB
 default gives one lane.
 """
 
@@ -43,9 +43,9 @@ from scrapy import Request, signals
 from scrapy.exceptions import StopDownload
 from scrapy.http import Headers, Response
 
-from crawler.run.memory import lanes
+from crawler.memory import lanes
 
-from crawler.run.heap import BIG_PAGE_BYTES, trim
+from crawler.memory import BIG_PAGE_BYTES, trim
 from crawler.fetch.middlewares import (
     DECOMPRESSED,
     ENCODINGS,

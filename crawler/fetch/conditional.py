@@ -32,7 +32,7 @@ from archive.tables.revisit import get_fetch, get_host, in_future, later, note_h
 from archive.core.urls import host_of
 
 from crawler.discover.feeds import looks_like_feed
-from crawler.fetch.middlewares import META_KEY as MAPPED
+from crawler.meta import MAPPED, REVALIDATE, SHA, STATE, UNCHANGED
 from crawler.store.archive_store import ArchiveStore
 
 if TYPE_CHECKING:
@@ -40,10 +40,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-UNCHANGED = "archive_unchanged"  # meta: why the body is known already (304, fresh, same body)
-SHA = "archive_sha"  # meta: sha256 of the response's body
-STATE = "archive_state"  # meta: what the previous fetch of the URL said
-REVALIDATE = "dont_revalidate"  # meta: send no validators (the spider doubts a 304)
 DROPPED_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}
 KEPT_META = (UNCHANGED, SHA, STATE, f"{STATE}_url")  # what a document's later requests get from its first
 KEPT_STATUSES = (200, 404, 410)  # answers worth repeating within a run (a 5xx is retried instead)

@@ -26,7 +26,7 @@ from scrapy.http import Headers, Response
 
 from archive.core.urls import host_of
 
-from crawler.fetch.middlewares import META_KEY as MAPPED
+from crawler.meta import MAPPED
 from crawler.fetch.middlewares import network_kind
 
 if TYPE_CHECKING:

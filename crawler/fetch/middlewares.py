@@ -10,7 +10,7 @@ blog is archived from a mirror, a staging copy or a local test server.
 zstd stream holds and says nothing; a page cut short is refused here instead
 (its error is recorded, of kind ``truncated``), and so is a body that decompresses past
 the size cap (``too-large``), before it waits for a lane of the memory budget. Both are read
-from ``DecompressedSize``, which measures a body as its bytes come (crawler.run.budget feeds it).
+from ``DecompressedSize``, which measures a body as its bytes come (crawler.fetch.budget feeds it).
 
 ``MetaRefreshMiddleware``: Scrapy's, but it decodes only the first ``HEAD_BYTES``
 of a page to find the refresh in its first 4,096 characters. Scrapy's decodes
@@ -35,6 +35,7 @@ from scrapy.downloadermiddlewares import redirect
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Headers, HtmlResponse, Response
 
+from crawler.meta import MAPPED
 from archive.core.urls import host_of, parse_url
 
 try:
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
-META_KEY = "archive_mapped"
 CHUNK = 1 << 20
 
 
@@ -72,11 +72,11 @@ class MapHostsMiddleware:
             return None
         parts = urlsplit(request.url)
         target = base + urlunsplit(("", "", parts.path or "/", parts.query, ""))
-        meta = {**request.meta, META_KEY: (request.url, target)}
+        meta = {**request.meta, MAPPED: (request.url, target)}
         return request.replace(url=target, meta=meta, dont_filter=True)
 
     def process_response(self, request: Request, response: Response) -> Response:
-        mapped: Any = request.meta.get(META_KEY)
+        mapped: Any = request.meta.get(MAPPED)
         if not mapped or request.url != mapped[1]:
             return response
         original, target = mapped
@@ -127,7 +127,7 @@ class MetaRefreshMiddleware(redirect.MetaRefreshMiddleware):
 
 
 DECOMPRESSED = "archive_decompressed"  # request.meta: its compressed body's size once decompressed
-METER = "archive_meter"  # request.meta: its ``DecompressedSize``, fed as its bytes come (crawler.run.budget)
+METER = "archive_meter"  # request.meta: its ``DecompressedSize``, fed as its bytes come (crawler.fetch.budget)
 
 
 class TruncatedBodyMiddleware:
@@ -136,7 +136,7 @@ class TruncatedBodyMiddleware:
     Its decompressed size, counted on the way (the output is read a chunk at a time and
     dropped: as its bytes came, or here for a body that came otherwise), goes in the request's
     meta (``DECOMPRESSED``): the memory budget, next, knows a big page before it is decompressed
-    whole (crawler.run.budget)."""
+    whole (crawler.fetch.budget)."""
 
     def __init__(self, max_size: int):
         self.max_size = max_size

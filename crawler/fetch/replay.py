@@ -21,8 +21,9 @@ from scrapy.responsetypes import responsetypes
 
 from archive.tables.captures import load_body
 
-from crawler.fetch.conditional import DROPPED_HEADERS, SHA
-from crawler.fetch.middlewares import META_KEY as MAPPED
+from crawler.fetch.conditional import DROPPED_HEADERS
+from crawler.meta import SHA
+from crawler.meta import MAPPED
 from crawler.store.archive_store import ArchiveStore
 
 if TYPE_CHECKING:

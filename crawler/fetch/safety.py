@@ -34,7 +34,7 @@ from archive.core.urls import host_of
 
 from crawler.fetch.hostdown import HostHealth
 from crawler.items import CrawlError
-from crawler.fetch.middlewares import META_KEY as MAPPED
+from crawler.meta import MAPPED
 from crawler.fetch.middlewares import network_kind
 
 logger = logging.getLogger(__name__)

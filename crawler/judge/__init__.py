@@ -1,1 +1,1 @@
-"""Judge: what a page is and says of itself (post or not, its title, dates, authors and tags, what the site repeats), read from the page alone."""
+"""Judge: what a page is and says of itself, from the page alone: its encoding, post or not, its article body, title, dates, authors and tags, and what the site repeats on every page."""

@@ -1,1 +1,1 @@
-"""Run: launching a crawl and keeping it within bounds (processes, cluster coordination, the memory budget, progress)."""
+"""Run: launching a crawl (one process, several, or a cluster of Scrapyd nodes) and telling how far it is."""

@@ -4,7 +4,7 @@
 runs on the archive's machine and is its only writer:
 
 1. The due sources are split by host (``crawler.run.processes.split_by_host``),
-   one job per host. A job's plan (``crawler.run.job_plan``) goes into Redis, the
+   one job per host. A job's plan (``archive.formats.plan``) goes into Redis, the
    host's lease is set to the job, and the job is scheduled on a node through
    Scrapyd's ``schedule.json`` (a node that cannot be reached is skipped).
 2. Jobs (``crawler.store.cluster_writer``) append their writes to the run's result
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from archive.core.db import open_archive
 from archive.core.lock import close_stale_runs
-from crawler.run.job_plan import export_plan
+from archive.formats.plan import export_plan
 from crawler.run.processes import host_key, split_by_host
 from archive.tables.writer import ArchiveWriter
 from archive.tables.writes import finish_run, run_status, start_run

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from crawler.run.coordinator import ClusterConfig, ClusterUnavailable, Coordinator, connect
 from archive.core.db import ArchiveError, open_archive
 from archive.core.lock import close_stale_runs
-from crawler.run.memory import DEFAULT_MB, extract_workers
+from crawler.memory import DEFAULT_MB, extract_workers
 from crawler.run.processes import run_processes, split_by_host
 from archive.core.queries import find_sources, get_run, list_runs, list_sources
 from archive.core.urls import host_of

@@ -33,15 +33,15 @@ from archive.tables.revisit import finish_source_crawl, get_host, in_future, sta
 from archive.core.urls import feed_item_url, host_of, parse_url, url_key
 from archive.core.xmlsafety import XmlEntitiesError, check_entities
 
-from crawler.fetch.conditional import REVALIDATE, SHA, UNCHANGED
-from crawler.fetch.encoding import html_encoding
+from crawler.meta import REVALIDATE, SHA, UNCHANGED
+from crawler.judge.encoding import html_encoding
 from crawler.discover.feeds import FeedError, item_id, looks_like_feed, parse_feed
 from crawler.fetch.hostdown import HostDown
 from crawler.discover.incremental import load_plan, sitemap_lastmod
 from crawler.items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
 from crawler.extract.article_media import page_images
 from crawler.fetch.media_ledger import POSTS, MediaRefused, ledger_for
-from crawler.fetch.middlewares import META_KEY as MAPPED
+from crawler.meta import MAPPED
 from crawler.fetch.middlewares import NETWORK_FAILURES, TooLarge, network_kind
 from crawler.judge.pages import HOME, SectionStats, below, dated, decide, in_scope, listing_links, listing_reason, read_evidence, url_shape
 from crawler.extract.pool import ExtractionFailed, ExtractionPool
@@ -753,7 +753,7 @@ def _http_charset(response: Response) -> str | None:
 
 
 def _decoded(response: TextResponse) -> TextResponse:
-    """The response read in the encoding its bytes are really in (see crawler.fetch.encoding)."""
+    """The response read in the encoding its bytes are really in (see crawler.judge.encoding)."""
     encoding = html_encoding(response.body, _http_charset(response))
     if codecs.lookup(encoding).name != codecs.lookup(response.encoding).name:
         return response.replace(encoding=encoding)

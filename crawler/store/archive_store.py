@@ -48,7 +48,7 @@ from twisted.internet import task
 from archive import open_archive
 from archive.tables.writer import ArchiveUnwritable, ArchiveWriter
 
-from crawler.run.heap import BIG_PAGE_BYTES
+from crawler.memory import BIG_PAGE_BYTES
 
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 ``blogarchive crawl --cluster`` (``crawler.run.coordinator``) schedules the job with
 ``ARCHIVE_CLUSTER_KEY`` (the run's keys in Redis) and ``ARCHIVE_CLUSTER_JOB``.
-The job reads its plan (``crawler.run.job_plan``) from Redis into a temporary file (in a folder named
+The job reads its plan (``archive.formats.plan``) from Redis into a temporary file (in a folder named
 after its process: a killed job's folder is removed by the next job on the node),
 which its crawl reads and writes as it would the archive; every write it
 makes there is also appended, pickled, to the run's result stream, which
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from redis.exceptions import RedisError
 from scrapy_redis.connection import get_redis_from_settings
 
-from crawler.run.job_plan import save_plan
+from archive.formats.plan import save_plan
 from archive.tables.writer import ArchiveUnwritable, ArchiveWriter
 
 if TYPE_CHECKING:

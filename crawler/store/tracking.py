@@ -28,7 +28,7 @@ from archive.core.lock import (
 )
 from archive.tables.revisit import mark_processed
 
-from crawler.fetch.conditional import SHA
+from crawler.meta import SHA
 from crawler.items import BlogPost, PostGone, Processed
 from crawler.store.archive_store import ArchiveStore, Write
 

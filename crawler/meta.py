@@ -1,0 +1,12 @@
+"""The keys of ``request.meta`` that the crawl's stages hand each other, beside ``crawler.items``.
+
+A key is set by one stage and read by others: the fetch stage's middlewares say what a response is
+(unchanged, its body's hash, the previous fetch of its URL, the host it was mapped from), and
+discovery and the spider read it.
+"""
+
+UNCHANGED = "archive_unchanged"  # why the body is known already (304, fresh, same body)
+SHA = "archive_sha"  # sha256 of the response's body
+STATE = "archive_state"  # what the previous fetch of the URL said
+REVALIDATE = "dont_revalidate"  # send no validators (the spider doubts a 304)
+MAPPED = "archive_mapped"  # (original URL, its host's base) of a request sent to another base URL
