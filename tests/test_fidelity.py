@@ -5,7 +5,8 @@ of ``tests/corpus/ci-subset.txt`` once and assert its Done-when thresholds:
 recall and precision 1.00, no duplicates, titles and days ≥ 0.99, authors and
 tags ≥ 0.95 where the pages show them, text ≥ 0.95. A few blogs are crawled
 again with their feeds answering 404: the pages alone must still give the
-titles and the days (issue 33).
+titles and the days (issue 33). The corpus's WordPress blog is crawled with its
+feeds too: its comment feeds must give no post, no title and no date (issue 33).
 """
 
 from collections import Counter
@@ -293,8 +294,12 @@ def test_text(scored: dict):
 
 # Blogs whose feeds held what their pages seemed to lack: a title the <title>, og:title and the
 # heading spell out whole, with a " - " in it (albertauyeung); a <time itemprop=dateCreated> whose
-# content is the day and whose datetime the time and zone (adu, in ../shared); Hexo NexT (tianlipa).
-WITHOUT_FEEDS = ["albertauyeung-hugo-en", "tianlipa-hexo-zh", *(["adu-hexo-zh"] if REAL_BLOGS.is_dir() else [])]
+# content is the day and whose datetime the time and zone (adu, in ../shared); Hexo NexT (tianlipa);
+# a WordPress page that prints its day in its footer, and each of its comments' dates below it in
+# the same class, date-post (8none1).
+WORDPRESS = "8none1-wordpress-en"
+WITHOUT_FEEDS = ["albertauyeung-hugo-en", "tianlipa-hexo-zh", WORDPRESS,
+                 *(["adu-hexo-zh"] if REAL_BLOGS.is_dir() else [])]
 
 
 @pytest.fixture(scope="module", params=WITHOUT_FEEDS)
@@ -310,6 +315,27 @@ def test_titles_without_feeds(scored_without_feeds: dict):
 
 def test_publish_days_without_feeds(scored_without_feeds: dict):
     _meets(scored_without_feeds, "date_day")
+
+
+# ---------------------------------------------------------------- a WordPress blog's comment feeds
+
+
+@pytest.fixture(scope="module")
+def wordpress(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The WordPress blog of the corpus, whose every post has its comments feed (POST/feed/: one
+    item a comment, linking POST#comment-N with the comment's date), crawled once with its feeds."""
+    return score_blog(load_blog(WORDPRESS), tmp_path_factory.mktemp(WORDPRESS))
+
+
+def test_a_wordpress_blogs_comments_are_no_posts(wordpress: dict):
+    assert "crawl_error" not in wordpress, wordpress["crawl_error"]
+    assert (wordpress["recall"], wordpress["precision"], wordpress["duplicates"]) == (1.0, 1.0, 0), \
+        _wrong(wordpress, "missing", "extra", "duplicate")
+
+
+def test_a_wordpress_blogs_posts_keep_their_own_titles_and_times(wordpress: dict):
+    """Each post's time is its feed item's, to the minute: none is a comment's, which comes later."""
+    assert (wordpress["title"], wordpress["date_time"]) == (1.0, 1.0), _wrong(wordpress, "title", "date_time")
 
 
 def test_the_single_page_sets_count_pages_left_empty_where_the_other_extractor_keeps_text():
