@@ -28,7 +28,7 @@ from archive.core.urls import host_of, is_http_url, normalize_url, parse_url, ur
 from archive.formats.warc import check_warc
 from crawler.extract.post import extract_post
 from crawler.discover.feeds import FeedError, parse_feed
-from crawler.judge.metadata import term_kind
+from crawler.judge.pages import term_kind
 from crawler.discover.incremental import sitemap_entries
 from crawler.extract.article_media import article_media, page_images
 from crawler.judge.pages import SectionStats

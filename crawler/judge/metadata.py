@@ -8,7 +8,7 @@ the first candidate that parses wins. Titles are chosen by agreement.
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import urlsplit
 
 from lxml import etree
 from parsel import Selector
@@ -16,7 +16,7 @@ from parsel import Selector
 from archive.core.urls import parse_url
 
 from crawler.judge.pages import (ARTICLE_TYPES, DATE_TEXT, EDGE_TOKEN, furniture_marked, in_furniture, ld_nodes, lone_time,
-                    short_text, time_datetime, url_date, visible_date)
+                    short_text, term_kind, time_datetime, url_date, visible_date)
 from crawler.judge.article import article_body, text_mass
 from crawler.judge.site import SiteParts, fold
 from crawler.judge.titles import title_candidates
@@ -69,28 +69,6 @@ class Candidate:
     field: str  # title, author, published, updated, tags, categories
     value: Any  # a string, or a list of strings for tags and categories
     origin: str  # where it was read: "feed", "og:title", "JSON-LD", ...
-
-
-TAG_FOLDERS = {"tag", "tags", "t"}  # /tags/NAME/, /t/NAME, /tags/#name, ?tag=NAME
-CATEGORY_FOLDERS = {"category", "categories", "cat"}  # and nested: /categories/A/B/
-
-
-def term_kind(url: str) -> str | None:
-    """``tags`` or ``categories`` when ``url`` is a tag's or a category's page (its nearest
-    folder says so), else None."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # no URL: no term's page
-        return None
-    segments = [unquote(s).lower().removesuffix(".html").removesuffix(".htm") for s in parts.path.split("/") if s]
-    folders = segments if parts.fragment else segments[:-1]  # tags.html#name lists what /tags/name/ would
-    params = [k.lower() for k, _ in parse_qsl(parts.query)]
-    for folder in [*reversed(folders), *params]:
-        if folder in TAG_FOLDERS:
-            return "tags"
-        if folder in CATEGORY_FOLDERS:
-            return "categories"
-    return None
 
 
 def candidates(

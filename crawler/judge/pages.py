@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, parse_qsl, unquote, urlsplit
 
 from lxml import etree
 from parsel import Selector
@@ -135,6 +135,28 @@ FURNITURE_TOKEN = re.compile(  # a page's state ("no-sidebar", "has-menu") is no
     r"body|mask|modal|relative|btn|button))?$",
     re.I,
 )
+
+
+TAG_FOLDERS = {"tag", "tags", "t"}  # /tags/NAME/, /t/NAME, /tags/#name, ?tag=NAME
+CATEGORY_FOLDERS = {"category", "categories", "cat"}  # and nested: /categories/A/B/
+
+
+def term_kind(url: str) -> str | None:
+    """``tags`` or ``categories`` when ``url`` is a tag's or a category's page (its nearest
+    folder says so), else None."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # no URL: no term's page
+        return None
+    segments = [unquote(s).lower().removesuffix(".html").removesuffix(".htm") for s in parts.path.split("/") if s]
+    folders = segments if parts.fragment else segments[:-1]  # tags.html#name lists what /tags/name/ would
+    params = [k.lower() for k, _ in parse_qsl(parts.query)]
+    for folder in [*reversed(folders), *params]:
+        if folder in TAG_FOLDERS:
+            return "tags"
+        if folder in CATEGORY_FOLDERS:
+            return "categories"
+    return None
 
 
 def marks(el: etree._Element) -> str:
