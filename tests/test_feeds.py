@@ -83,6 +83,15 @@ def test_non_feeds_raise(body):
         parse_feed(body, "https://blog.test/feed")
 
 
+@pytest.mark.parametrize("body", [
+    b'<?xml version="1.0"?><rss version="2.0"><channel><title>Tag: bes</title><link>http://a.test/</link></channel></rss>',
+    b'<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Empty</title></feed>',
+])
+def test_an_empty_feed_is_a_feed_with_no_entries(body):
+    feed = parse_feed(body, "http://a.test/tag/bes/feed/")
+    assert feed["entries"] == [] and feed["replies"] == []
+
+
 def test_sniffing():
     assert looks_like_feed(RSS)
     assert looks_like_feed(ATOM)

@@ -73,7 +73,9 @@ def parse_feed(body: bytes, url: str, *, http_charset: str | None = None, max_en
         xml = xml_to_utf8(body, http_charset)
     check_entities(xml)  # before feedparser, which expands them, or holds every reference
     parsed = feedparser.parse(xml, response_headers={"content-location": url})
-    if parsed.bozo and not parsed.entries:
+    # no Content-Type is handed to feedparser (the body is UTF-8 XML by now): its complaint of that is no fault
+    faulty = parsed.bozo and not isinstance(parsed.get("bozo_exception"), feedparser.NonXMLContentType)
+    if faulty and not parsed.entries:
         raise FeedError(f"not a readable feed: {parsed.get('bozo_exception')}")
     if not parsed.get("version") and not parsed.entries:
         raise FeedError("not a feed")
