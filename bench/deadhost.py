@@ -10,12 +10,11 @@ most). Writes bench/deadhost.json.
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
 from bench.blogs import write_site
-from bench.run import BIN, ROOT, last_run, measured, start_server
+from bench.common import BIN, ROOT, crawl_media_modes, last_run, measured, served_site
 
 DEAD = "img.invalid"
 
@@ -45,20 +44,10 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        site = work / "site"
-        site.mkdir()
-        server, base = start_server(site)
-        try:
+        with served_site(work) as (site, base):
             write_site(site, args.posts, base)
             result: dict = {"posts": add_dead_images(site, args.images), "images": args.images}
-            for mode in ("off", "all"):
-                db = work / mode / "archive.db"
-                db.parent.mkdir()
-                result[mode] = crawl(db, f"{base}/", mode)
-                print(f"[dead image host, media {mode}] {result[mode]}", file=sys.stderr)
-        finally:
-            server.terminate()
-            server.wait(10)
+            result.update(crawl_media_modes(work, lambda db, mode: crawl(db, f"{base}/", mode), "dead image host, media"))
     result["ratio"] = round(result["all"]["seconds"] / result["off"]["seconds"], 2)
     (ROOT / "bench" / "deadhost.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: result[k] for k in ("posts", "images", "ratio")}))

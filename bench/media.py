@@ -13,14 +13,13 @@ import argparse
 import io
 import json
 import random
-import sys
 import tempfile
 from pathlib import Path
 
 from PIL import Image, ImageDraw
 
 from bench.blogs import write_site
-from bench.run import ROOT, crawl, start_server
+from bench.common import ROOT, crawl, crawl_media_modes, served_site
 
 SHARED = "/media/shared.png"
 
@@ -77,21 +76,11 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        site = work / "site"
-        site.mkdir()
-        server, base = start_server(site)
-        try:
+        with served_site(work) as (site, base):
             _, posts = write_site(site, args.posts, base)
             written = add_images(site)
             result: dict = {"posts": len(posts), "image_bytes_served": written}
-            for mode in ("off", "all"):
-                db = work / mode / "archive.db"
-                db.parent.mkdir()
-                result[mode] = crawl(db, f"{base}/", "--media", mode)
-                print(f"[media {mode}] {result[mode]}", file=sys.stderr)
-        finally:
-            server.terminate()
-            server.wait(10)
+            result.update(crawl_media_modes(work, lambda db, mode: crawl(db, f"{base}/", "--media", mode), "media"))
     per_1000 = 1000 / len(posts)
     result["archive_growth_mb_per_1000_posts"] = round((result["all"]["db_mb"] - result["off"]["db_mb"]) * per_1000, 1)
     result["slowdown"] = round(result["all"]["seconds"] / result["off"]["seconds"], 2)

@@ -4,7 +4,7 @@
 and ``summary`` reads its raw output (one line per distinct stack: the processes, the thread, the
 frames from the outermost, and the number of samples). Each sample is put in a *part*:
 
-- ``reactor``: the Scrapy process's main thread (``bench.run._kind`` says which process is which);
+- ``reactor``: the Scrapy process's main thread (``bench.common.process_kind`` says which process is which);
 - ``crawl threads``: that process's other threads (the archive's writer above all);
 - ``workers``: the extraction workers;
 - ``command``: ``blogarchive`` itself, or any other process (the Datasette server when one is profiled).
@@ -34,6 +34,11 @@ import urllib.error
 import urllib.request
 from collections import Counter
 from pathlib import Path
+
+from bench.blogs import write_site
+from bench.common import BIN, CONCURRENCY, ROOT, free_port, process_kind, start_server, wait_for
+from bench.report import scale_targets, targets, write_report
+from bench.search import evict, search_urls
 
 OURS = ("crawler/", "archive/")
 TOP = 8
@@ -88,9 +93,7 @@ def _function(frame: str) -> str:
 
 
 def _part(processes: list[str], thread: str) -> str:
-    from bench.run import _kind
-
-    kind = _kind(processes[-1].split()) if processes else "command"
+    kind = process_kind(processes[-1].split()) if processes else "command"
     if kind == "crawl":
         return "reactor" if thread.endswith("MainThread") else "crawl threads"
     return {"worker": "workers"}.get(kind, "command")
@@ -145,9 +148,6 @@ SEARCH_REPEAT = 5  # warm searches profiled together
 
 def crawl_profile(size: int, work: Path) -> dict:
     """A full crawl of the bench's ``size``-post blog under py-spy, 100 samples a second: its summary."""
-    from bench.blogs import write_site
-    from bench.run import BIN, CONCURRENCY, ROOT, start_server
-
     site = work / f"profile-site-{size}"
     site.mkdir()
     server, base = start_server(site)
@@ -172,18 +172,15 @@ def search_profile(db: Path, search: str, kind: str, work: Path) -> dict:
     ("WAY TERM", ``bench.search.search_urls``): ``warm`` (``SEARCH_REPEAT`` times after the same search
     twice), ``first`` (the first search of a fresh server) or ``cold`` (the same, the archive's file out
     of the page cache first)."""
-    from bench.run import BIN, _free_port, _wait_for
-    from bench.search import _evict, search_urls
-
     way, term = search.split(" ", 1)
     if kind == "cold":
-        _evict(db)
-    port = _free_port()
+        evict(db)
+    port = free_port()
     server = subprocess.Popen([str(BIN / "blogarchive"), "serve", "--db", str(db), "--port", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = work / "search-profile.txt"
     try:
-        _wait_for(f"http://127.0.0.1:{port}/-/versions.json")
+        wait_for(f"http://127.0.0.1:{port}/-/versions.json")
         url = search_urls(f"http://127.0.0.1:{port}/{db.stem}", term)[way]
         repeat = SEARCH_REPEAT if kind == "warm" else 1
         if kind == "warm":
@@ -214,8 +211,6 @@ def search_profile(db: Path, search: str, kind: str, work: Path) -> dict:
 def missed(results: dict, work: Path, db: Path | None = None) -> list[dict]:
     """A profile of the targets of ``results`` missed: each with ``targets``, the names (``bench.report``'s)
     of those it explains (the crawl's CPU and pace share one)."""
-    from bench.report import scale_targets, targets
-
     profiles: list[dict] = []
     for run in results["runs"]:
         names = [name for name, ok, _ in targets([run]) if not ok and ("CPU s per page" in name or "posts/s" in name
@@ -235,9 +230,6 @@ def missed(results: dict, work: Path, db: Path | None = None) -> list[dict]:
 
 
 def main() -> None:
-    from bench.report import write_report
-    from bench.run import ROOT
-
     parser = argparse.ArgumentParser(description="Profiles of the targets bench/results.json missed.")
     parser.add_argument("--db", type=Path, help="the archive of the search at scale (bench.search --db), to "
                                                 "profile its searches; without it, only the crawls")

@@ -10,7 +10,7 @@ For each size, one synthetic blog (``bench.blogs``) is served on 127.0.0.1 by
 - trafilatura's command line on the same sitemap (its config file turns
   SSRF protection and the 5 s sleep off, so that it may fetch 127.0.0.1 at full speed);
 - full-text search through ``blogarchive serve`` (Datasette's JSON API), three ways
-  (``search_latency``); then, on an archive of ``--search-posts`` posts built without a crawl,
+  (``bench.search.search_latency``); then, on an archive of ``--search-posts`` posts built without a crawl,
   searches warm and cold, the indexes' cost per post written and bytes per post (``bench.search``);
 - start-up: seconds from ``blogarchive crawl`` (a no-change recrawl) starting to its
   first request reaching a server (``first_request``, the median of three), and Scrapy's own
@@ -38,7 +38,6 @@ import functools
 import http.server
 import json
 import os
-import platform
 import shutil
 import sqlite3
 import statistics
@@ -47,11 +46,8 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from datetime import datetime, timezone
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -60,111 +56,13 @@ import psutil
 import trafilatura
 
 from bench.blogs import EDIT_MARK, change_site, write_site
+from bench.common import BIN, CONCURRENCY, ROOT, crawl, machine, measured, start_server
 from bench.profile import missed
 from bench.report import write_report
-from bench.search import archive_bytes, search_at_scale, search_urls
+from bench.search import archive_bytes, search_at_scale, search_latency
 from bench.server import QuietHandler
 
-ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
-CONCURRENCY = 16
 SEARCHES = {"en": ["database", "memory latency"], "zh": ["数据库", "内存"]}
-SEARCH_REPEAT = 20
-
-
-class Sampler:
-    """Peak RSS and CPU seconds of a process and its descendants, sampled every 0.1 s."""
-
-    def __init__(self, pid: int):
-        self.root = psutil.Process(pid)
-        self.peak_rss = 0
-        self.peak_pss = 0
-        self.cpu: dict[int, float] = {}
-        self.pids: set[int] = set()
-        self.kinds: dict[int, str] = {}  # pid: "crawl" (a Scrapy process), "worker" (extraction) or "command"
-        self.reactor: dict[int, tuple[float, float, float]] = {}  # its main thread's CPU, first and last seen
-        self.threads: dict[int, dict[int, float]] = {}  # a crawl process's threads' CPU, by thread id
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                procs = [self.root, *self.root.children(recursive=True)]
-            except psutil.NoSuchProcess:
-                break
-            rss = pss = 0
-            for proc in procs:
-                try:
-                    with proc.oneshot():
-                        memory = proc.memory_full_info()
-                        rss += memory.rss
-                        pss += memory.pss
-                        times = proc.cpu_times()
-                        self.cpu[proc.pid] = times.user + times.system
-                        self.pids.add(proc.pid)
-                        if proc.pid not in self.kinds:  # its command line read once
-                            self.kinds[proc.pid] = _kind(proc.cmdline())
-                        if self.kinds[proc.pid] == "crawl":
-                            threads = {t.id: t.user_time + t.system_time for t in proc.threads()}
-                            self.threads.setdefault(proc.pid, {}).update(threads)
-                            now = time.monotonic()
-                            first = self.reactor.get(proc.pid, (0, now, now))[1]
-                            self.reactor[proc.pid] = (threads.get(proc.pid, 0.0), first, now)
-                except psutil.NoSuchProcess:
-                    continue
-            self.peak_rss = max(self.peak_rss, rss)
-            self.peak_pss = max(self.peak_pss, pss)
-            self.stop.wait(0.1)
-
-    def finish(self) -> dict[str, float]:
-        self.stop.set()
-        self.thread.join()
-        usage = {"peak_rss_mb": self.peak_rss / 2**20, "peak_pss_mb": self.peak_pss / 2**20,
-                 "cpu_seconds": sum(self.cpu.values()), "processes": len(self.pids)}
-        if self.reactor:  # the crawl's reactor thread: its CPU over the crawl process's life
-            cpu, first, last = max(self.reactor.values())
-            usage["reactor_busy"] = cpu / max(last - first, 0.1)
-        # where the CPU went: the crawl processes' main (reactor) threads and their other threads
-        # (the archive's writer above all), the extraction workers, and the rest (blogarchive itself)
-        split = dict.fromkeys(("reactor", "crawl_threads", "workers", "command"), 0.0)
-        for pid, cpu in self.cpu.items():
-            if self.kinds.get(pid) == "crawl":
-                threads = self.threads.get(pid, {})
-                split["reactor"] += threads.get(pid, 0.0)
-                split["crawl_threads"] += max(cpu - threads.get(pid, 0.0), 0.0)
-            else:
-                split["workers" if self.kinds.get(pid) == "worker" else "command"] += cpu
-        usage["cpu_split"] = split
-        return usage
-
-
-def _kind(cmdline: list[str]) -> str:
-    """What a process of the crawl's tree is, from its command line."""
-    if "scrapy" in cmdline:  # python -m scrapy crawl
-        return "crawl"
-    return "worker" if "crawler.extract.worker" in cmdline else "command"
-
-
-def measured(command: list[str], timeout: float | None = None, **kwargs) -> tuple[subprocess.CompletedProcess, dict[str, float]]:
-    """Run ``command``; its result, wall seconds, peak RSS and CPU seconds (descendants included).
-    Past ``timeout`` seconds it is killed, and ``timed_out`` says so."""
-    started = time.monotonic()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
-    sampler = Sampler(proc.pid)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        return subprocess.CompletedProcess(command, proc.returncode, out, err), {
-            "seconds": time.monotonic() - started, **sampler.finish(), "timed_out": True}
-    seconds = time.monotonic() - started
-    usage = sampler.finish()
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(command)} exited {proc.returncode}:\n{err[-3000:]}")
-    return subprocess.CompletedProcess(command, proc.returncode, out, err), {"seconds": seconds, **usage}
 
 
 def _warm() -> None:
@@ -207,28 +105,6 @@ def fetch_floor(urls: list[str], work: Path) -> dict[str, float]:
             "cpu_s_per_page": usage["cpu_seconds"] / result["pages"]}
 
 
-def last_run(db: Path) -> dict:
-    conn = sqlite3.connect(db)
-    conn.row_factory = sqlite3.Row
-    try:
-        return dict(conn.execute("select * from crawl_runs order by id desc limit 1").fetchone())
-    finally:
-        conn.close()
-
-
-def crawl(db: Path, *args: str) -> dict[str, float]:
-    command = [str(BIN / "blogarchive"), "crawl", *args, "--db", str(db), "--delay", "0",
-               "--concurrency", str(CONCURRENCY), "--max-pages", "100000", "--quiet"]
-    _, usage = measured(command, cwd=ROOT)
-    run = last_run(db)
-    pages = run["pages"] or 0
-    posts = run["posts_new"] + run["posts_updated"] + run["posts_unchanged"]
-    return {**usage, "pages": pages, "posts": posts, "requests": run["requests"], "extractions": run["extractions"],
-            "errors": run["errors"], "pages_per_s": pages / usage["seconds"], "posts_per_s": posts / usage["seconds"],
-            "cpu_s_per_page": usage["cpu_seconds"] / max(pages, 1),
-            "db_mb": sum(f.stat().st_size for f in db.parent.glob(db.name + "*") if f.suffix != ".lock") / 2**20}
-
-
 def trafilatura_cli(base: str, work: Path, limit: float) -> dict[str, float]:
     """trafilatura's command line: the sitemap's URLs (``--sitemap --list``), then those pages extracted
     (``-i``), stopped after ``limit`` seconds. In one step (``--sitemap URL -o DIR``) with no sleep,
@@ -244,61 +120,6 @@ def trafilatura_cli(base: str, work: Path, limit: float) -> dict[str, float]:
     return {**usage, "seconds": seconds, "urls": len(listing.stdout.split()), "files": files,
             "cpu_seconds": found["cpu_seconds"] + usage["cpu_seconds"],
             "peak_rss_mb": max(found["peak_rss_mb"], usage["peak_rss_mb"]), "posts_per_s": files / seconds}
-
-
-def search_latency(db: Path, searches: dict[str, list[str]] = SEARCHES) -> dict[str, dict[str, float]]:
-    """Median, 95th percentile and worst milliseconds of a search, three ways: ``api``, the posts table's ``_search``
-    as a program asks it (``_nocount=1&_nofacet=1`` and three columns, docs/datasette.md);
-    ``table``, every column with the count and the five facets the table page shows; ``canned``,
-    the ``search`` canned query (100 rows in full, with snippets)."""
-    port = _free_port()
-    server = subprocess.Popen([str(BIN / "blogarchive"), "serve", "--db", str(db), "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}/{db.stem}"
-    try:
-        _wait_for(f"http://127.0.0.1:{port}/-/versions.json")
-        results = {}
-        for lang, terms in searches.items():
-            for term in terms:
-                for name, url in search_urls(base, term).items():
-                    times, hits, error = [], 0, None
-                    for _ in range(SEARCH_REPEAT):
-                        started = time.perf_counter()
-                        try:
-                            with urllib.request.urlopen(url, timeout=30) as response:
-                                data = json.loads(response.read())
-                                hits = len(data["rows"] if isinstance(data, dict) else data)
-                                error = error or limited(data)
-                        except urllib.error.HTTPError as e:  # 400: over Datasette's time limit (2 s)
-                            error = http_error(e)
-                        times.append((time.perf_counter() - started) * 1000)
-                    results[f"{name} {term}"] = {"lang": lang, "median_ms": statistics.median(times),
-                                                 "p95_ms": statistics.quantiles(times, n=20)[-1],
-                                                 "max_ms": max(times), "rows": hits, "error": error}
-        return results
-    finally:
-        server.terminate()
-        server.wait(10)
-
-
-# The posts table's facets (archive/datasette/metadata.yml), as the keys of Datasette's facet_results:
-# a facet stopped by its time limit (facet_time_limit_ms) is left out of them (the JSON does not say).
-POSTS_FACETS = ("source_id", "tags", "lang", "published", "published_2")
-
-
-def limited(data) -> str | None:
-    """What of a posts table's page (default JSON shape) stopped at its time limit: its count, facets."""
-    if not isinstance(data, dict):
-        return None
-    stopped = ["count"] if data.get("filtered_table_rows_count") is None else []
-    stopped += [f"facet {name}" for name in POSTS_FACETS if name not in data.get("facet_results", {})]
-    return "over the time limit: " + ", ".join(stopped) if stopped else None
-
-
-def http_error(e: urllib.error.HTTPError) -> str:
-    """``HTTP 400: over the time limit`` when Datasette stopped the query, else the status and the start of its message."""
-    message = json.loads(e.read()).get("error", "")
-    return f"HTTP {e.code}: " + ("over the time limit" if "took too long" in message else message[:80])
 
 
 class _Recorder(QuietHandler):
@@ -368,43 +189,6 @@ def changed_blog(db: Path, site: Path, base: str, posts: list) -> dict:
     return {**result, **seen}
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(url: str) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
-def start_server(site: Path) -> tuple[subprocess.Popen, str]:
-    """``bench.server`` on port 80 when it can have it (trafilatura's URL checks refuse an IP address
-    with a port), else on a free one; the server and its base URL."""
-    for port in ("80", "0"):
-        server = subprocess.Popen([sys.executable, "-m", "bench.server", str(site), port], cwd=ROOT,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        assert server.stdout is not None
-        bound = server.stdout.readline().strip()
-        if bound:
-            if bound != "80":
-                print("port 80 is taken: trafilatura's command line will refuse the blog's URLs, and its row "
-                      "will not measure it", file=sys.stderr)
-            return server, "http://127.0.0.1" + ("" if bound == "80" else f":{bound}")
-        server.wait()
-    raise SystemExit("the test server did not start")
-
-
 def bench_size(size: int, work: Path) -> dict:
     site = work / "site"
     site.mkdir()
@@ -430,7 +214,7 @@ def bench_size(size: int, work: Path) -> dict:
         print(f"[{size}] recheck {result['recheck']}", file=sys.stderr)
         result["trafilatura"] = trafilatura_cli(base, work, limit=2 * result["full_crawl"]["seconds"])
         print(f"[{size}] trafilatura {result['trafilatura']}", file=sys.stderr)
-        result["search"] = search_latency(db)
+        result["search"] = search_latency(db, SEARCHES)
         print(f"[{size}] search {result['search']}", file=sys.stderr)
         result["startup"] = first_request(db, site, base, work)
         print(f"[{size}] first request {result['startup']}", file=sys.stderr)
@@ -440,14 +224,6 @@ def bench_size(size: int, work: Path) -> dict:
     finally:
         server.terminate()
         server.wait(10)
-
-
-def machine() -> dict:
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor())
-    return {"cpu": model, "cores": os.cpu_count(), "ram_gb": round(psutil.virtual_memory().total / 2**30, 1),
-            "python": platform.python_version(), "system": f"{platform.system()} {platform.release()}",
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 def main() -> None:

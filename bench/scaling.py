@@ -3,7 +3,7 @@
 - ``--processes 1`` against ``--processes 2``: for each size, the posts split into 20
   synthetic blogs (``bench.blogs``), each served by its own ``bench.server`` on
   127.0.0.1 (20 hosts, so 20 sources the crawl may split), crawled into a fresh
-  archive; wall seconds and CPU seconds of all the crawl's processes (``bench.run.measured``).
+  archive; wall seconds and CPU seconds of all the crawl's processes (``bench.common.measured``).
 - The cluster on one machine: the same 20 sources crawled by ``--cluster`` with a
   redis-server and two Scrapyd nodes on 127.0.0.1, the project deployed to each.
 - The writer's ceiling: posts/s that ``blogarchive``'s one writer (``archive.tables.writer``)
@@ -17,7 +17,6 @@ import argparse
 import contextlib
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from archive import ensure_source, open_archive, save_post, start_run
 from archive.tables.history import record_version
 from archive.tables.writer import ArchiveWriter, Link, serve_writes
 from bench.blogs import make_posts, write_site
-from bench.run import BIN, ROOT, _wait_for, crawl, machine
+from bench.common import BIN, ROOT, crawl, free_port, machine, wait_for
 
 SOURCES = 20
 START = "<!-- measured: written by bench/scaling.py -->"
@@ -73,23 +72,17 @@ def processes(size: int, work: Path) -> dict:
             server.wait(10)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def cluster(work: Path) -> Iterator[Path]:
     """A redis-server and two Scrapyd nodes on 127.0.0.1, the project deployed; the cluster's configuration."""
     procs = []
     try:
-        port = _free_port()
+        port = free_port()
         procs.append(subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                                        "--appendonly", "no"], stdout=subprocess.DEVNULL))
         nodes = []
         for n in (1, 2):
-            home, node_port = work / f"node{n}", _free_port()
+            home, node_port = work / f"node{n}", free_port()
             home.mkdir()
             (home / "scrapyd.conf").write_text(f"[scrapyd]\nbind_address = 127.0.0.1\nhttp_port = {node_port}\n"
                                                f"eggs_dir = {home}/eggs\nlogs_dir = {home}/logs\ndbs_dir = {home}/dbs\n"
@@ -101,7 +94,7 @@ def cluster(work: Path) -> Iterator[Path]:
         for package in ("crawler", "archive"):
             shutil.copytree(ROOT / package, project / package, ignore=shutil.ignore_patterns("__pycache__"))
         for node in nodes:
-            _wait_for(node + "/daemonstatus.json")
+            wait_for(node + "/daemonstatus.json")
             (project / "scrapy.cfg").write_text((ROOT / "scrapy.cfg").read_text().replace("http://127.0.0.1:6800/", node + "/"))
             subprocess.run([str(BIN / "scrapyd-deploy")], cwd=project, check=True, capture_output=True)
         config = work / "cluster.toml"

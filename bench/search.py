@@ -5,7 +5,7 @@
   own schema and triggers, instead of crawling that many pages. Their paragraphs are drawn from
   those of ``POOL`` generated posts (generating 100,000 costs minutes), with their dates spread
   over ten years and three tags each, as ``make_posts`` does;
-- ``search_latency`` (``bench.run``): warm searches through ``blogarchive serve``;
+- ``search_latency``: warm searches through ``blogarchive serve``, three ways (``search_urls``);
 - ``cold_search``: the first search of a fresh ``blogarchive serve``, the archive's file dropped
   from the page cache first (``posix_fadvise``), one server per word and way;
 - ``index_cost``: milliseconds of writing a post with each index kept by its per-row trigger,
@@ -18,6 +18,7 @@ import json
 import os
 import random
 import sqlite3
+import statistics
 import subprocess
 import tempfile
 import time
@@ -26,13 +27,17 @@ import urllib.parse
 import urllib.request
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from archive import ensure_source, open_archive
 from archive.tables.writer import MAX_BATCH
 from bench.blogs import TAGS, make_posts
+from bench.common import BIN, ROOT, free_port, machine, wait_for
+from bench.report import write_report
 
 POOL = 2_000
 SEARCHES = {"en": ["database", "memory latency"], "zh": ["数据库", "内存", "内"]}
+WARM_REPEAT = 20  # times each warm search is asked
 BASE = "http://bench.test"
 GROUPS = {  # dbstat's table names -> what they are part of
     "posts": ("posts", "post_aliases", "provenance", "sqlite_autoindex_post_aliases_1", "idx_posts_url",
@@ -93,7 +98,7 @@ def archive_bytes(path: Path) -> dict:
     return out
 
 
-def _evict(path: Path) -> None:
+def evict(path: Path) -> None:
     """Drop the archive's files from the page cache: the next read comes from the disk."""
     for name in (path, Path(f"{path}-wal")):
         if name.exists():
@@ -109,7 +114,7 @@ API_COLUMNS = "&_col=title&_col=url&_col=published"
 
 
 def search_urls(base: str, term: str) -> dict[str, str]:
-    """The three ways of ``bench.run.search_latency``."""
+    """The three ways of ``search_latency``."""
     q = urllib.parse.quote(term)
     return {"api": f"{base}/posts.json?_search={q}&_shape=array&_nocount=1&_nofacet=1{API_COLUMNS}",
             # the default shape: Datasette skips the count and the facets for _shape=array
@@ -117,20 +122,73 @@ def search_urls(base: str, term: str) -> dict[str, str]:
             "canned": f"{base}/search.json?q={q}&_shape=array"}
 
 
+def search_latency(db: Path, searches: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    """Median, 95th percentile and worst milliseconds of a search, three ways: ``api``, the posts table's ``_search``
+    as a program asks it (``_nocount=1&_nofacet=1`` and three columns, docs/datasette.md);
+    ``table``, every column with the count and the five facets the table page shows; ``canned``,
+    the ``search`` canned query (100 rows in full, with snippets)."""
+    port = free_port()
+    server = subprocess.Popen([str(BIN / "blogarchive"), "serve", "--db", str(db), "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/{db.stem}"
+    try:
+        wait_for(f"http://127.0.0.1:{port}/-/versions.json")
+        results = {}
+        for lang, terms in searches.items():
+            for term in terms:
+                for name, url in search_urls(base, term).items():
+                    times, hits, error = [], 0, None
+                    for _ in range(WARM_REPEAT):
+                        started = time.perf_counter()
+                        try:
+                            with urllib.request.urlopen(url, timeout=30) as response:
+                                data = json.loads(response.read())
+                                hits = len(data["rows"] if isinstance(data, dict) else data)
+                                error = error or limited(data)
+                        except urllib.error.HTTPError as e:  # 400: over Datasette's time limit (2 s)
+                            error = http_error(e)
+                        times.append((time.perf_counter() - started) * 1000)
+                    results[f"{name} {term}"] = {"lang": lang, "median_ms": statistics.median(times),
+                                                 "p95_ms": statistics.quantiles(times, n=20)[-1],
+                                                 "max_ms": max(times), "rows": hits, "error": error}
+        return results
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+# The posts table's facets (archive/datasette/metadata.yml), as the keys of Datasette's facet_results:
+# a facet stopped by its time limit (facet_time_limit_ms) is left out of them (the JSON does not say).
+POSTS_FACETS = ("source_id", "tags", "lang", "published", "published_2")
+
+
+def limited(data) -> str | None:
+    """What of a posts table's page (default JSON shape) stopped at its time limit: its count, facets."""
+    if not isinstance(data, dict):
+        return None
+    stopped = ["count"] if data.get("filtered_table_rows_count") is None else []
+    stopped += [f"facet {name}" for name in POSTS_FACETS if name not in data.get("facet_results", {})]
+    return "over the time limit: " + ", ".join(stopped) if stopped else None
+
+
+def http_error(e: urllib.error.HTTPError) -> str:
+    """``HTTP 400: over the time limit`` when Datasette stopped the query, else the status and the start of its message."""
+    message = json.loads(e.read()).get("error", "")
+    return f"HTTP {e.code}: " + ("over the time limit" if "took too long" in message else message[:80])
+
+
 def cold_search(db: Path, searches: dict[str, list[str]] = SEARCHES) -> dict:
     """Milliseconds of the first search of a fresh ``blogarchive serve`` on an archive out of the page cache."""
-    from bench.run import BIN, _free_port, _wait_for, http_error, limited
-
     results = {}
     for terms in searches.values():
         for term in terms:
             for way in ("api", "table"):
-                _evict(db)
-                port = _free_port()
+                evict(db)
+                port = free_port()
                 server = subprocess.Popen([str(BIN / "blogarchive"), "serve", "--db", str(db), "--port", str(port)],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 try:
-                    _wait_for(f"http://127.0.0.1:{port}/-/versions.json")
+                    wait_for(f"http://127.0.0.1:{port}/-/versions.json")
                     url = search_urls(f"http://127.0.0.1:{port}/{db.stem}", term)[way]
                     started, error = time.perf_counter(), None
                     try:
@@ -212,8 +270,6 @@ def kept_archive(db: Path, posts: int) -> dict:
 
 def search_at_scale(work: Path, posts: int, db: Path | None = None) -> dict:
     """Everything above on one archive of ``posts`` posts (at ``db``, kept, when given)."""
-    from bench.run import search_latency
-
     if db is None:
         db = work / "scale.db"
         result = {"build": build_archive(db, posts)}
@@ -228,9 +284,6 @@ def search_at_scale(work: Path, posts: int, db: Path | None = None) -> dict:
 
 def main() -> None:
     """Only the search at scale: its results replace those of bench/results.json, docs/benchmarks.md is written again."""
-    from bench.report import write_report
-    from bench.run import ROOT, machine
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--posts", type=int, default=100_000)
     parser.add_argument("--db", type=Path, help="an archive kept between runs: built there by the first (14 minutes "
