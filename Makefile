@@ -58,8 +58,9 @@ fidelity: install
 	$(BIN)/python tests/fidelity.py --out docs/fidelity.md $(FIDELITY_ARGS)
 
 lint: install
-	$(BIN)/ruff check crawler archive tests
-	$(BIN)/mypy crawler archive
+	$(BIN)/pip install --quiet -e '.[test,lint]'
+	$(BIN)/ruff check crawler archive tests bench
+	$(BIN)/mypy crawler archive bench
 
 clean:
 	rm -rf $(VENV) $(PYWB_VENV) *.egg-info .pytest_cache $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm

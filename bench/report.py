@@ -149,7 +149,7 @@ def scale_targets(scale: dict, with_search: bool = False) -> list[tuple]:
     """(target, met, measured) of the search at scale; with ``with_search``, also the search that
     decided it ("WAY TERM") and how it was measured (``warm``, ``first``, ``cold``: ``bench.profile``)."""
     n = f"{scale['build']['posts']:,} posts"
-    out = []
+    out: list[tuple[str, bool, str, str | None, str | None]] = []
     for way, what in (("api", "the JSON API"), ("table", "the posts table with count and facets")):
         warm = {k: v for k, v in scale["warm"].items() if k.startswith(f"{way} ")}
         median = max(warm.items(), key=lambda kv: kv[1]["median_ms"])

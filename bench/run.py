@@ -147,7 +147,7 @@ def _until_first_request(site: Path, command: Callable[[str], list[str]], **kwar
     return arrivals[0] - started
 
 
-def first_request(db: Path, site: Path, base: str, work: Path) -> dict[str, float]:
+def first_request(db: Path, site: Path, base: str, work: Path) -> dict[str, Any]:
     """Seconds from ``blogarchive crawl`` (a no-change recrawl, sent by ``--map-host`` to the server)
     starting to its first request arriving, the median of three runs; beside it, Scrapy's own floor:
     ``scrapy runspider`` of the fetch floor's spider asking for one URL, outside the project."""
@@ -243,16 +243,16 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     results = {"machine": machine(), "concurrency": CONCURRENCY, "trafilatura_version": trafilatura.__version__,
                "runs": runs}
-    with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as work:
+    with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as tmp:
         db = None
         if args.search_posts:
-            db = args.search_db.resolve() if args.search_db else Path(work) / "scale.db"
-            results["search_at_scale"] = search_at_scale(Path(work), args.search_posts, db=db)
+            db = args.search_db.resolve() if args.search_db else Path(tmp) / "scale.db"
+            results["search_at_scale"] = search_at_scale(Path(tmp), args.search_posts, db=db)
         elif (last := ROOT / "bench" / "results.json").exists():
             if scale := json.loads(last.read_text()).get("search_at_scale"):
                 results["search_at_scale"] = scale
         # a profile of each target missed (bench/profile.py); the kept search's, once its archive is built again
-        results["profiles"] = missed(results, Path(work), db)
+        results["profiles"] = missed(results, Path(tmp), db)
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(write_report(results, ROOT / "docs" / "benchmarks.md"))
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from archive import ensure_source, open_archive, save_post, start_run
 from archive.tables.history import record_version
 from archive.tables.writer import ArchiveWriter, Link, serve_writes
+
 from bench.blogs import make_posts, write_site
 from bench.common import BIN, ROOT, crawl, free_port, machine, wait_for
 

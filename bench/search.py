@@ -31,6 +31,7 @@ from typing import Any
 
 from archive import ensure_source, open_archive
 from archive.tables.writer import MAX_BATCH
+
 from bench.blogs import TAGS, make_posts
 from bench.common import BIN, ROOT, free_port, machine, wait_for
 from bench.report import write_report
@@ -78,7 +79,7 @@ def build_archive(path: Path, count: int) -> dict:
         if not chunk:
             break
         with db.atomic():
-            db["posts"].insert_all(chunk)
+            db.table("posts").insert_all(chunk)
     db.execute("pragma wal_checkpoint(truncate)")
     db.close()
     return {"posts": count, "seconds": time.monotonic() - started, "mb": path.stat().st_size / 2**20}
@@ -222,7 +223,7 @@ def index_cost(work: Path, count: int = 2_000) -> dict:
         started = time.perf_counter()
         for i in range(0, count, MAX_BATCH):
             with db.atomic():
-                db["posts"].insert_all(rows[i : i + MAX_BATCH])
+                db.table("posts").insert_all(rows[i : i + MAX_BATCH])
                 if after_batch:
                     db.execute(after_batch, [i])
         if at_end:

@@ -45,9 +45,10 @@ def lanes(memory_mb: int, workers: int, max_page_mb: float = MAX_PAGE_MB) -> int
 # heap before it answers (crawler.extract.worker), and its writes reopen the writer's connection (crawler.store.archive_store).
 BIG_PAGE_BYTES = 1_000_000
 
+_LIBC: ctypes.CDLL | None
 try:
-    _LIBC: ctypes.CDLL | None = ctypes.CDLL("libc.so.6")
-    _LIBC.malloc_trim  # glibc only
+    _LIBC = ctypes.CDLL("libc.so.6")
+    _LIBC.malloc_trim  # noqa: B018  (the lookup raises AttributeError off glibc)
 except (OSError, AttributeError):
     _LIBC = None
 

@@ -11,7 +11,6 @@ from scrapy.settings import default_settings
 
 from crawler import memory
 
-
 # itemadapter (how Scrapy reads items) imports pydantic when it is installed (wacz's frictionless
 # brings it): 0.1 s of every crawl's start. The crawl's items are dataclasses; pydantic is hidden
 # while itemadapter loads, and importable after.

@@ -125,10 +125,10 @@ def serving(db: Path, *args: str) -> Iterator[str]:
         try:
             urllib.request.urlopen(base + "/-/versions.json", timeout=2)
             break
-        except OSError:
+        except OSError as e:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                raise AssertionError("datasette did not start: " + proc.communicate()[1])
+                raise AssertionError("datasette did not start: " + proc.communicate()[1]) from e
             time.sleep(0.2)
     try:
         yield base

@@ -64,6 +64,7 @@ from lxml import html as lxml_html
 from trafilatura import bare_extraction
 
 from archive.core.copies import COPY
+
 from crawler.discover.feeds import looks_like_feed
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # run as a command

@@ -4,6 +4,7 @@ labelled dates and tags, and the post's own article beside other posts' cards.""
 from lxml import html
 from parsel import Selector
 
+from crawler.extract.post import extract_post
 from crawler.judge.article import (
     article_body,
     article_document,
@@ -12,7 +13,6 @@ from crawler.judge.article import (
     keep_link_blocks,
     protected,
 )
-from crawler.extract.post import extract_post
 from crawler.judge.metadata import byline_author, candidates, classed_author, icon_labelled, labelled_tags, post_article
 from crawler.judge.pages import visible_date
 

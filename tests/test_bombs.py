@@ -14,10 +14,11 @@ from conftest import BLOGARCHIVE, ROOT
 from faultserver import FaultServer, answer
 from hostile_blogs import PeakWatch
 
-from archive.formats.opml import parse_opml
 from archive.core.xmlsafety import XmlEntitiesError, check_entities
-from crawler.extract.post import extract_post
+from archive.formats.opml import parse_opml
+
 from crawler.discover.feeds import parse_feed
+from crawler.extract.post import extract_post
 from crawler.settings import ARCHIVE_MEMORY_MB
 
 ORDINARY = 3

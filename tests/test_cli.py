@@ -2,9 +2,9 @@
 
 import pytest
 from click.testing import CliRunner
+from conftest import run_cli
 
 from archive.cli import cli
-from conftest import run_cli
 
 
 @pytest.fixture

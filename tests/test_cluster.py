@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, rows, run_cli
 from blogsite import RouteServer
+from conftest import ROOT, rows, run_cli
 from test_processes import archive_rows, posts_saved, six_blog_servers, six_blogs, summary_counts
 from test_scrapyd import free_port, get_json
 

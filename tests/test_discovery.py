@@ -12,6 +12,7 @@ from scrapy.utils.test import get_crawler
 from testblogs import all_blogs
 
 from archive import ensure_source, open_archive
+
 from crawler.items import BlogPost, PostAlias
 from crawler.store.pipelines import ArchivePipeline
 

@@ -21,11 +21,12 @@ from blogsite import Page, RouteServer, html_page, xml_page
 from conftest import crawl_args, rows, run_cli
 
 import archive
-from archive.tables.captures import save_capture
 from archive.core.urls import normalize_url
-from crawler.extract.post import extract_post
+from archive.tables.captures import save_capture
+
 from crawler.discover.feeds import parse_feed
 from crawler.discover.incremental import SourcePlan
+from crawler.extract.post import extract_post
 from crawler.judge.pages import SectionStats
 from crawler.judge.site import SiteParts
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from fidelity import (
+    REAL_BLOGS,
     THRESHOLDS,
     Blog,
     TruthPost,
@@ -24,7 +25,6 @@ from fidelity import (
     ci_subset,
     day_matches,
     is_ciphertext,
-    REAL_BLOGS,
     load_blog,
     minute_matches,
     path_key,

@@ -18,8 +18,8 @@ from conftest import BLOGARCHIVE, ROOT
 from faultserver import FaultServer, answer
 from hostile_blogs import POSTS, TWENTY, PeakWatch, big, real_post, routes
 
-from crawler.fetch.budget import COMPRESSION
 from crawler.extract.post import extract_post
+from crawler.fetch.budget import COMPRESSION
 from crawler.memory import BIG_PAGE_BYTES
 from crawler.settings import ARCHIVE_MEMORY_MB
 from crawler.spiders.blog import READ_HEAD, READ_TAIL

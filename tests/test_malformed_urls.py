@@ -23,17 +23,17 @@ from scrapy import Request
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from archive.formats.opml import parse_opml
 from archive.core.urls import host_of, is_http_url, normalize_url, parse_url, url_key
+from archive.formats.opml import parse_opml
 from archive.formats.warc import check_warc
-from crawler.extract.post import extract_post
+
 from crawler.discover.feeds import FeedError, parse_feed
-from crawler.judge.pages import term_kind
 from crawler.discover.incremental import sitemap_entries
 from crawler.extract.article_media import article_media, page_images
-from crawler.judge.pages import SectionStats
-from crawler.spiders.state import SourceState
+from crawler.extract.post import extract_post
+from crawler.judge.pages import SectionStats, term_kind
 from crawler.spiders.spill import SpillDict, SpillSet
+from crawler.spiders.state import SourceState
 
 NAUGHTY = json.loads((Path(__file__).parent / "naughty" / "blns.json").read_text(encoding="utf-8"))
 # What the issue met on real and test blogs: a Hexo autolink of "http://ip:port", a bracket left open...

@@ -15,9 +15,10 @@ from PIL import Image
 from warcio.archiveiterator import ArchiveIterator
 
 from archive import open_archive
-from archive.tables.media import sniff_image
 from archive.formats.plan import export_plan, save_plan
 from archive.search.index import register_functions
+from archive.tables.media import sniff_image
+
 from crawler.extract.article_media import article_media, best_srcset, page_images
 from crawler.fetch.media_ledger import MediaLedger
 

@@ -130,7 +130,7 @@ def test_decisions():
 
 def test_a_small_section_beside_the_posts_is_not_posts():
     sections = SectionStats(min_share=0.2)
-    for i in range(20):
+    for _ in range(20):
         sections.add("posts/*")
     sections.add("projects/*")
     kind, reason = decide("https://blog.test/projects/x/", SCOPE, PageEvidence(og_type="article"),

@@ -23,10 +23,10 @@ import pytest
 from blogserver import Blog, BlogServer, words
 from conftest import BLOGARCHIVE, ROOT, SITE
 
-from crawler.memory import extract_workers, lanes
-from crawler.extract.post import extract_post
 from crawler.extract.pool import ExtractionFailed, ExtractionPool
+from crawler.extract.post import extract_post
 from crawler.judge.site import SiteParts
+from crawler.memory import extract_workers, lanes
 
 HOST = "pool.test"
 TAG = "BLOGARCHIVE_TEST_TAG"

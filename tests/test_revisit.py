@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from archive import ensure_source, open_archive, save_post, start_run
-from archive.tables.captures import latest_capture, load_body, save_capture
 from archive.core.lock import (
     CrawlLocked,
     acquire_lock,
@@ -17,6 +16,7 @@ from archive.core.lock import (
     lock_path,
     release_lock,
 )
+from archive.tables.captures import latest_capture, load_body, save_capture
 from archive.tables.revisit import (
     due_posts,
     parse_duration,

@@ -52,10 +52,10 @@ def scrapyd(tmp_path):
         try:
             assert get_json(base + "/daemonstatus.json")["status"] == "ok"
             break
-        except OSError:
+        except OSError as e:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                raise AssertionError("scrapyd did not start: " + proc.communicate()[1])
+                raise AssertionError("scrapyd did not start: " + proc.communicate()[1]) from e
             time.sleep(0.2)
     yield base
     proc.terminate()

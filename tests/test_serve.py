@@ -327,7 +327,6 @@ def test_a_search_neither_index_answers_does_not_count_against_the_time_limit_of
     needs both indexes (a short word beside a long one) is computed apart from the query that asked for
     it, on a connection of its own: on Datasette's, that work counted against the query."""
     sys.path.insert(0, str(ROOT / "archive" / "datasette" / "plugins"))
-    import archive_search
     from archive_search import prepare_connection
 
     query = "select rowid from posts_search where posts_search match escape_fts(?)"

@@ -1,7 +1,6 @@
 """WARC and WACZ out of a crawled archive, checked by warcio and py-wacz themselves; WARC back in."""
 
 import base64
-import zlib
 import gzip
 import hashlib
 import io
@@ -10,19 +9,21 @@ import shutil
 import subprocess
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 
 import brotli
 import pytest
 from conftest import EXPECTED, crawl_args, rows, run_cli
-from testblogs import trap_blog
 from scrapy.downloadermiddlewares.httpcompression import ACCEPTED_ENCODINGS
 from scrapy.settings.default_settings import DEFAULT_REQUEST_HEADERS
+from testblogs import trap_blog
 from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from archive.formats.warc import REQUEST_HEADERS
+
 from crawler import settings
 
 BIN = Path(sys.executable).parent

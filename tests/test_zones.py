@@ -10,9 +10,10 @@ from datetime import timedelta
 
 from blogsite import RouteServer, html_page, xml_page
 from conftest import crawl_args, rows, run_cli
+
 from crawler.judge.pages import SectionStats
-from crawler.spiders.state import SourceState
 from crawler.spiders.spill import SpillDict, SpillSet
+from crawler.spiders.state import SourceState
 
 HOST = "zone.test"
 LONG = " ".join(["A sentence of the post that says something worth reading about the topic."] * 12)

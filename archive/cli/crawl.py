@@ -14,6 +14,7 @@ from archive.cli.common import EXIT_LOCKED, ConfigError, db_option, open_db
 from archive.core.db import check_writable
 from archive.core.lock import CrawlLocked, acquire_lock, release_lock
 from archive.core.urls import host_of, is_http_url, parse_host_map
+
 from crawler.run.coordinator import ClusterConfig, ClusterUnavailable
 from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_crawl
 
@@ -189,7 +190,8 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
     """Import WARC files (blogarchive's, wget's, Heritrix's, browsertrix's): each HTML, feed or
     sitemap response becomes a capture, then the posts are found and extracted from the captures
     as a crawl does, offline. Importing a file again adds nothing."""
-    from archive.formats.warc import check_warc, import_warc as read_warc  # warcio: only when asked for
+    from archive.formats.warc import check_warc  # warcio: only when asked for
+    from archive.formats.warc import import_warc as read_warc
 
     try:  # every file read through before the archive is opened, or created: a bad file changes nothing
         for path in files:

@@ -11,7 +11,6 @@ from archive import ArchiveError, list_sources
 from archive.cli.common import ConfigError, db_option, open_db
 from archive.formats.backup import backup_archive
 
-
 ARCHIVE_FORMATS = ("warc", "wacz", "opml")
 
 

@@ -10,7 +10,6 @@ import click
 from archive.cli.common import EXIT_LOCKED, ConfigError, db_option, open_db
 from archive.core.lock import CrawlLocked, acquire_lock, release_lock
 
-
 EXTRACT_FIELDS = ("title", "author", "published", "updated", "tags", "lang")
 
 

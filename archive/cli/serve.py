@@ -9,7 +9,6 @@ import click
 
 from archive.cli.common import db_option, open_db
 
-
 DATASETTE_DIR = Path(__file__).parents[1] / "datasette"
 
 

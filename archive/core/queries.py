@@ -58,7 +58,7 @@ def list_runs(db: Database, *, limit: int = 20) -> list[dict[str, Any]]:
 
 def get_run(db: Database, run_id: int) -> dict[str, Any]:
     """One crawl run by id."""
-    return dict(db["crawl_runs"].get(run_id))
+    return dict(db.table("crawl_runs").get(run_id))
 
 
 def search_posts(db: Database, query: str, *, limit: int = 20) -> list[dict[str, Any]]:
@@ -68,5 +68,5 @@ def search_posts(db: Database, query: str, *, limit: int = 20) -> list[dict[str,
         return []
     if all(len(w) >= MIN_TRIGRAM_CHARS for w in words):
         return list(db.query(SEARCH_SQL, {"fts": db.quote_fts(query), "limit": limit}))
-    ids, params = post_ids_sql(words, grams=db["posts_grams"].exists())
+    ids, params = post_ids_sql(words, grams=db.table("posts_grams").exists())
     return list(db.query(SHORT_SEARCH_SQL.format(ids=ids), {**params, "first": words[0], "limit": limit}))

@@ -9,15 +9,15 @@ import tempfile
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 from urllib.parse import urlsplit
 
 import yaml
 from sqlite_utils import Database
 
+from archive.search.index import post_grams
 from archive.tables.captures import load_body
 from archive.tables.media import OK, post_media
-from archive.search.index import post_grams
 
 
 def dump_sql(db: Database, out: TextIO) -> None:
@@ -71,7 +71,7 @@ def rows_for(db: Database, *, table: str | None = None, query: str | None = None
         query = f"select * from [{table}]"
     db.execute("PRAGMA query_only = ON")
     try:
-        yield from db.query(query)
+        yield from db.query(cast(str, query))  # a table or a query: the check above
     except sqlite3.Error as e:
         raise ValueError(f"query failed: {e}") from e
     finally:

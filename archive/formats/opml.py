@@ -17,8 +17,8 @@ from lxml import etree
 from sqlite_utils import Database
 
 from archive.core.urls import is_http_url, normalize_url
-from archive.tables.writes import ensure_source
 from archive.core.xmlsafety import check_entities
+from archive.tables.writes import ensure_source
 
 PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
 
@@ -69,12 +69,12 @@ def add_subscriptions(db: Database, entries: list[dict[str, Any]]) -> list[tuple
             source = known[0] if known else ensure_source(db, entry["url"], name=entry["title"] if free else None)
             folders = [f for f in (source.get("folder") or "").splitlines() if f]
             folders += [f for f in entry["folders"] if f not in folders]
-            db["sources"].update(source["id"], {"folder": "\n".join(folders) or None,
+            db.table("sources").update(source["id"], {"folder": "\n".join(folders) or None,
                                                 "title": source.get("title") or entry["title"] or None,
                                                 "site_url": source.get("site_url") or entry["site_url"],
                                                 # what the list says the URL is, until a crawl finds out
                                                 "kind": source["kind"] or ("feed" if entry["feed"] else None)})
-            results.append((dict(db["sources"].get(source["id"])), not known))
+            results.append((dict(db.table("sources").get(source["id"])), not known))
     return results
 
 

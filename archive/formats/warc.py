@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterator
 from http import HTTPStatus
 from importlib.metadata import version
-from typing import Any, BinaryIO
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 import brotli
@@ -33,9 +33,9 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from archive.tables.captures import load_body, save_capture
 from archive.core.dates import parse_date
 from archive.core.urls import parse_url
+from archive.tables.captures import load_body, save_capture
 
 # What a crawl sends besides Host (crawler/settings.py, Scrapy's defaults and its compression middleware).
 REQUEST_HEADERS = [
@@ -55,7 +55,7 @@ def payload_digest(body: bytes) -> str:
     return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
 
 
-def export_warc(db: Database, out: BinaryIO, *, source: str | None = None, since: str | None = None,
+def export_warc(db: Database, out: IO[bytes], *, source: str | None = None, since: str | None = None,
                 filename: str = "blogarchive.warc.gz") -> int:
     """Write the captures (of one source, fetched since a date) as WARC/1.1; return the captures written.
 

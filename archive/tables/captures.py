@@ -42,7 +42,7 @@ def save_capture(
             "insert or ignore into capture_bodies (sha256, size, body) values (?, ?, ?)",
             [sha, len(body), zlib.compress(body, 6)],
         )
-        db["captures"].insert(
+        db.table("captures").insert(
             {
                 "url": url,
                 "source_id": source_id,

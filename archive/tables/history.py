@@ -67,7 +67,7 @@ def record_version(db: Database, url: str, *, run_id: int | None) -> str | None:
         if restored:
             change = "restored" if not changed else f"restored, {change}"
     with db.atomic():
-        db["post_versions"].insert(
+        db.table("post_versions").insert(
             {
                 "post_id": post["id"],
                 "run_id": run_id,
@@ -80,7 +80,7 @@ def record_version(db: Database, url: str, *, run_id: int | None) -> str | None:
             }
         )
         if restored:
-            db["posts"].update(post["id"], {"gone_at": None})
+            db.table("posts").update(post["id"], {"gone_at": None})
     return change
 
 

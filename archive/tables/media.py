@@ -81,7 +81,7 @@ def save_post_media(db: Database, post_id: int, source_id: int, media: list[dict
                 [url, source_id, item.get("kind") or "image", LISTED],
             )
             media_id = db.execute("select id from media where url = ?", [url]).fetchone()[0]
-            db["post_media"].insert({"post_id": post_id, "position": position, "media_id": media_id, "alt": item.get("alt")})
+            db.table("post_media").insert({"post_id": post_id, "position": position, "media_id": media_id, "alt": item.get("alt")})
 
 
 def save_media_file(db: Database, url: str, *, source_id: int, status: str, sha256: str | None = None,
@@ -95,7 +95,7 @@ def save_media_file(db: Database, url: str, *, source_id: int, status: str, sha2
     with db.atomic():  # its row is there, unless the post that showed it could not be saved
         db.execute("insert into media (url, source_id, kind, status) values (?, ?, 'image', ?) on conflict (url) do nothing",
                    [url, source_id, LISTED])
-        db["media"].update(db.execute("select id from media where url = ?", [url]).fetchone()[0], fields)
+        db.table("media").update(db.execute("select id from media where url = ?", [url]).fetchone()[0], fields)
 
 
 def mark_theme_media(db: Database, source_id: int, urls: list[str]) -> int:
@@ -112,7 +112,7 @@ def mark_theme_media(db: Database, source_id: int, urls: list[str]) -> int:
         for post_id in posts:  # the links left numbered from 0 again, as a new extraction numbers them
             kept = list(db.query("select media_id, alt from post_media where post_id = ? order by position", [post_id]))
             db.execute("delete from post_media where post_id = ?", [post_id])
-            db["post_media"].insert_all({"post_id": post_id, "position": i, **r} for i, r in enumerate(kept))
+            db.table("post_media").insert_all({"post_id": post_id, "position": i, **r} for i, r in enumerate(kept))
     return removed
 
 

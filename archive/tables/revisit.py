@@ -105,7 +105,7 @@ def get_fetch(db: Database, url: str) -> dict[str, Any] | None:
 def save_fetch(db: Database, url: str, **fields: Any) -> None:
     """Record what a fetch of ``url`` said (only the fields given change)."""
     with db.atomic():
-        db["fetches"].upsert({"url": url, **fields}, pk="url")
+        db.table("fetches").upsert({"url": url, **fields}, pk="url")
 
 
 def mark_processed(db: Database, url: str, sha: str) -> None:
@@ -123,7 +123,7 @@ def get_host(db: Database, host: str) -> dict[str, Any]:
 def note_host(db: Database, host: str, **fields: Any) -> None:
     """Record something learnt about a host: broken validators and why, or a Retry-After."""
     with db.atomic():
-        db["hosts"].upsert({"host": host, **fields, "noted_at": utcnow()}, pk="host")
+        db.table("hosts").upsert({"host": host, **fields, "noted_at": utcnow()}, pk="host")
 
 
 def in_future(value: str | None, *, slack: float = 0) -> bool:
@@ -141,7 +141,7 @@ def later(seconds: float) -> str:
 def start_source_crawl(db: Database, source_id: int) -> None:
     """The source is being crawled (a run that dies leaves it so: the next one resumes)."""
     with db.atomic():
-        db["sources"].update(source_id, {"run_state": "running"})
+        db.table("sources").update(source_id, {"run_state": "running"})
 
 
 def finish_source_crawl(db: Database, source_id: int, *, finished: bool, complete: bool) -> None:
@@ -150,4 +150,4 @@ def finish_source_crawl(db: Database, source_id: int, *, finished: bool, complet
     if complete:
         values["complete_at"] = utcnow()
     with db.atomic():
-        db["sources"].update(source_id, values)
+        db.table("sources").update(source_id, values)

@@ -67,5 +67,5 @@ def set_source_settings(db: Database, name: str, values: dict[str, Any]) -> dict
     if not rows:
         raise ValueError(f"no source named {name!r} (see blogarchive sources)")
     with db.atomic():
-        db["sources"].update(rows[0]["id"], values)
-    return dict(db["sources"].get(rows[0]["id"]))
+        db.table("sources").update(rows[0]["id"], values)
+    return dict(db.table("sources").get(rows[0]["id"]))

@@ -6,15 +6,15 @@ guid), so crawling a blog twice never duplicates a post.
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from sqlite_utils import Database
 
 from archive.core.copies import COPY, outranks, text_key
 from archive.core.db import utcnow
-from archive.tables.media import save_post_media
 from archive.core.urls import is_http_url, normalize_url, post_url
+from archive.tables.media import save_post_media
 
 POST_FIELDS = (
     "guid",
@@ -81,7 +81,7 @@ def ensure_source(db: Database, url: str, *, name: str | None = None) -> dict[st
     elif list(db.query("select id from sources where name = ?", [name])):
         raise ValueError(f"a source named {name!r} already exists")
     with db.atomic():
-        db["sources"].insert(
+        db.table("sources").insert(
             {
                 "name": name,
                 "url": url,
@@ -99,16 +99,16 @@ def update_source(db: Database, source_id: int, **fields: Any) -> None:
     """Set columns of a source; lists are stored as JSON."""
     values = {k: json.dumps(v) if isinstance(v, list) else v for k, v in fields.items()}
     with db.atomic():
-        db["sources"].update(source_id, values)
+        db.table("sources").update(source_id, values)
 
 
 def start_run(db: Database, source_ids: list[int]) -> int:
     """Record the start of a crawl run and return its id."""
     with db.atomic():
-        table = db["crawl_runs"].insert(
+        table = db.table("crawl_runs").insert(
             {"started_at": utcnow(), "status": "running", "sources": json.dumps(source_ids)}
         )
-    return int(table.last_pk)
+    return int(cast(int, table.last_pk))  # set by every insert (sqlite-utils types it optional)
 
 
 def finish_run(db: Database, run_id: int, *, status: str, seconds: float, pages: int | None = None) -> None:
@@ -120,7 +120,7 @@ def finish_run(db: Database, run_id: int, *, status: str, seconds: float, pages:
         fields = {"finished_at": utcnow(), "status": status, "seconds": round(seconds, 3), "errors": errors}
         if pages is not None:
             fields["pages"] = pages
-        db["crawl_runs"].update(run_id, fields)
+        db.table("crawl_runs").update(run_id, fields)
 
 
 def run_status(reason: str) -> str:
@@ -130,11 +130,11 @@ def run_status(reason: str) -> str:
 
 def add_run_totals(db: Database, run_id: int, *, mode: str | None, sources: list[int], **counts: int) -> None:
     """Add one crawl process's counts (``pages``, ``requests``, ...) and sources to its run."""
-    row = db["crawl_runs"].get(run_id)
+    row = db.table("crawl_runs").get(run_id)
     fields: dict[str, Any] = {key: (row[key] or 0) + value for key, value in counts.items()}
     fields["sources"] = json.dumps(sorted(set(json.loads(row["sources"] or "[]")) | set(sources)))
     fields["mode"] = mode
-    db["crawl_runs"].update(run_id, fields)
+    db.table("crawl_runs").update(run_id, fields)
 
 
 def ensure_sources(db: Database, urls: list[str]) -> list[dict[str, Any]]:
@@ -177,27 +177,27 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
             # post's history in this run is the post's first sight of it, as if it had come first
             db.execute("delete from post_aliases where alias = ?", [url])
             db.execute("delete from post_versions where post_id = ? and run_id = ?", [copy["id"], run_id])
-            db["posts"].update(copy["id"], {"url": url})
+            db.table("posts").update(copy["id"], {"url": url})
             post = {**post, "aliases": [*(post.get("aliases") or []), {"alias": copy["url"], "why": COPY}]}
             _mark_copy(db, copy["url"], url)
             existing = {**copy, "url": url}
         if existing is None:
-            post_id = db["posts"].insert(
+            post_id = cast(int, db.table("posts").insert(
                 {**row, "url": url, "source_id": post["source_id"], "first_seen": now, "last_seen": now}
-            ).last_pk
+            ).last_pk)
             outcome = "new"
         else:
             post_id = existing["id"]
             changed = any(existing[k] != row[k] for k in row if row[k] is not None)
             update = {k: v for k, v in row.items() if v is not None}
-            db["posts"].update(post_id, {**update, "last_seen": now})
+            db.table("posts").update(post_id, {**update, "last_seen": now})
             outcome = "updated" if changed else "unchanged"
         _save_aliases(db, post_id, url, post.get("aliases") or [], now)
         if post.get("media") is not None:  # None: the crawl keeps no media, the links stay as they were
             save_post_media(db, post_id, post["source_id"], post["media"])
         if post.get("provenance"):
             db.execute("delete from provenance where post_id = ?", [post_id])
-            db["provenance"].insert_all(
+            db.table("provenance").insert_all(
                 {**p, "post_id": post_id, "value": _text(p["value"])} for p in post["provenance"]
             )
         db.execute(
@@ -222,7 +222,7 @@ def _copy_alias(db: Database, url: str) -> bool:
 
 def _copy_seen(db: Database, url: str, post: dict[str, Any], run_id: int) -> str:
     """A copy of ``post`` read at ``url``: the post is seen, not changed; the page is recorded as the alias it is."""
-    db["posts"].update(post["id"], {"last_seen": utcnow()})
+    db.table("posts").update(post["id"], {"last_seen": utcnow()})
     _mark_copy(db, url, post["url"])
     db.execute("update crawl_runs set posts_unchanged = posts_unchanged + 1 where id = ?", [run_id])
     return "unchanged"
@@ -282,7 +282,7 @@ def _find_post(db: Database, url: str, source_id: int, guid: str | None) -> dict
 def save_page(db: Database, page: dict[str, Any], *, run_id: int) -> None:
     """Record what the classifier decided about one fetched page."""
     with db.atomic():
-        db["pages"].upsert(
+        db.table("pages").upsert(
             {**page, "url": normalize_url(page["url"]), "last_run_id": run_id, "fetched_at": utcnow()},
             pk="url",
         )
@@ -293,7 +293,7 @@ def save_error(
 ) -> None:
     """Record one failure of a run."""
     with db.atomic():
-        db["crawl_errors"].insert(
+        db.table("crawl_errors").insert(
             {
                 "run_id": run_id,
                 "source_id": source_id,

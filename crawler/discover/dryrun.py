@@ -27,9 +27,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from archive import find_sources, open_archive
+from archive.core.urls import normalize_url, parse_url
 from archive.tables.captures import latest_capture
 from archive.tables.revisit import DEFAULT_POLICY, get_fetch, in_future
-from archive.core.urls import normalize_url, parse_url
 from archive.tables.writes import scope_of
 
 from crawler.discover.incremental import feed_entries, load_plan, sitemap_entries, sitemap_lastmod

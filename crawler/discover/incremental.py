@@ -32,14 +32,14 @@ from urllib.parse import parse_qs, urlsplit
 from scrapy.http import Response
 from scrapy.utils.sitemap import Sitemap
 
-from archive.tables.captures import latest_capture, load_body
 from archive.core.dates import parse_date
-from archive.tables.revisit import due_posts, parse_policy
 from archive.core.urls import normalize_url
+from archive.tables.captures import latest_capture, load_body
+from archive.tables.revisit import due_posts, parse_policy
 
-from crawler.meta import STATE, UNCHANGED
 from crawler.discover.feeds import FeedError, parse_feed
 from crawler.judge.pages import PAGE_PARAMS, PAGINATION, SectionStats, in_scope, url_shape
+from crawler.meta import STATE, UNCHANGED
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

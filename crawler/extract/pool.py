@@ -38,11 +38,9 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 
-from crawler.memory import extract_workers
-
-from crawler.memory import BIG_PAGE_BYTES
-from crawler.items import BlogPost
 from crawler.extract.worker import READY, page_text
+from crawler.items import BlogPost
+from crawler.memory import BIG_PAGE_BYTES, extract_workers
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

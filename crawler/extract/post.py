@@ -24,6 +24,7 @@ from trafilatura.xml import xmltotxt
 
 from archive.core.dates import parse_date
 
+from crawler.extract.article_media import article_media
 from crawler.items import BlogPost
 from crawler.judge.article import (
     CIPHERTEXT,
@@ -38,7 +39,6 @@ from crawler.judge.article import (
     protected,
     unseen,
 )
-from crawler.extract.article_media import article_media
 from crawler.judge.metadata import Candidate, candidates
 from crawler.judge.pages import page_lang, site_furniture
 from crawler.judge.site import SiteParts, fold

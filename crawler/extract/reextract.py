@@ -17,14 +17,14 @@ from typing import Any
 from w3lib.encoding import html_to_unicode
 
 from archive import save_post
+from archive.core.urls import normalize_url
 from archive.tables.captures import latest_capture
 from archive.tables.history import record_version
 from archive.tables.media import theme_media
-from archive.core.urls import normalize_url
 from archive.tables.writes import POST_FIELDS
 
-from crawler.extract.post import extract_post
 from crawler.discover.feeds import FeedError, parse_feed
+from crawler.extract.post import extract_post
 
 
 def feed_entries(db: Any, feeds: list[str]) -> dict[str, dict[str, Any]]:

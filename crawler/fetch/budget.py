@@ -43,9 +43,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import StopDownload
 from scrapy.http import Headers, Response
 
-from crawler.memory import lanes
-
-from crawler.memory import BIG_PAGE_BYTES, trim
+from crawler.extract.pool import ExtractionPool, workers_of
 from crawler.fetch.middlewares import (
     DECOMPRESSED,
     ENCODINGS,
@@ -54,7 +52,7 @@ from crawler.fetch.middlewares import (
     TooLarge,
     last_encoding,
 )
-from crawler.extract.pool import ExtractionPool, workers_of
+from crawler.memory import BIG_PAGE_BYTES, lanes, trim
 from crawler.store.archive_store import ArchiveStore
 
 if TYPE_CHECKING:
@@ -79,6 +77,7 @@ class _Lane:
     """Held in a request's meta: ``release()`` frees its lane, at the latest when it is let go."""
 
     __slots__ = ("__weakref__", "release")
+    release: weakref.finalize
 
 
 class MemoryBudget:

@@ -26,10 +26,10 @@ from scrapy.responsetypes import responsetypes
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import task
 
-from archive.tables.captures import body_sha256, latest_capture, save_capture
 from archive.core.db import utcnow
-from archive.tables.revisit import get_fetch, get_host, in_future, later, note_host, save_fetch
 from archive.core.urls import host_of
+from archive.tables.captures import body_sha256, latest_capture, save_capture
+from archive.tables.revisit import get_fetch, get_host, in_future, later, note_host, save_fetch
 
 from crawler.discover.feeds import looks_like_feed
 from crawler.meta import MAPPED, REVALIDATE, SHA, STATE, UNCHANGED

@@ -26,8 +26,8 @@ from scrapy.http import Headers, Response
 
 from archive.core.urls import host_of
 
-from crawler.meta import MAPPED
 from crawler.fetch.middlewares import network_kind
+from crawler.meta import MAPPED
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

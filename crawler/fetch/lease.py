@@ -38,6 +38,7 @@ class LeasedDownloadHandler(HTTP11DownloadHandler):
             store = ArchiveStore.of(self._crawler)
             writer = cast("ClusterWriter", store.remote)  # ARCHIVE_CLUSTER_KEY: the store's is a job's
             if not writer.holds_lease():
-                store.fail(writer.lost)  # stops the crawl; nothing more of it reaches the archive
-                raise IgnoreRequest(writer.lost)
+                lost = cast(str, writer.lost)  # holds_lease() is false once lost says why
+                store.fail(lost)  # stops the crawl; nothing more of it reaches the archive
+                raise IgnoreRequest(lost)
         return await super().download_request(request)

@@ -26,7 +26,6 @@ kept as it came (a 3xx is then recorded as its status), not raised as a bug.
 import logging
 import sys
 import zlib
-
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -35,8 +34,9 @@ from scrapy.downloadermiddlewares import redirect
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Headers, HtmlResponse, Response
 
-from crawler.meta import MAPPED
 from archive.core.urls import host_of, parse_url
+
+from crawler.meta import MAPPED
 
 try:
     import brotli

@@ -22,8 +22,7 @@ from scrapy.responsetypes import responsetypes
 from archive.tables.captures import load_body
 
 from crawler.fetch.conditional import DROPPED_HEADERS
-from crawler.meta import SHA
-from crawler.meta import MAPPED
+from crawler.meta import MAPPED, SHA
 from crawler.store.archive_store import ArchiveStore
 
 if TYPE_CHECKING:

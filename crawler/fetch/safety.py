@@ -33,9 +33,9 @@ from scrapy.resolver import dnscache
 from archive.core.urls import host_of
 
 from crawler.fetch.hostdown import HostHealth
+from crawler.fetch.middlewares import network_kind
 from crawler.items import CrawlError
 from crawler.meta import MAPPED
-from crawler.fetch.middlewares import network_kind
 
 logger = logging.getLogger(__name__)
 

@@ -15,9 +15,21 @@ from parsel import Selector
 
 from archive.core.urls import parse_url
 
-from crawler.judge.pages import (ARTICLE_TYPES, DATE_TEXT, EDGE_TOKEN, furniture_marked, in_furniture, ld_nodes, lone_time,
-                    short_text, term_kind, time_datetime, url_date, visible_date)
 from crawler.judge.article import article_body, text_mass
+from crawler.judge.pages import (
+    ARTICLE_TYPES,
+    DATE_TEXT,
+    EDGE_TOKEN,
+    furniture_marked,
+    in_furniture,
+    ld_nodes,
+    lone_time,
+    short_text,
+    term_kind,
+    time_datetime,
+    url_date,
+    visible_date,
+)
 from crawler.judge.site import SiteParts, fold
 from crawler.judge.titles import title_candidates
 

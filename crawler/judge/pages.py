@@ -418,7 +418,7 @@ def ld_nodes(script: str) -> list[dict]:
     except ValueError:
         return []
     nodes = data if isinstance(data, list) else [data]
-    out = []
+    out: list[dict] = []
     for node in nodes:
         if isinstance(node, dict):
             out.extend(n for n in node.get("@graph", [node]) if isinstance(n, dict))

@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING, Any
 from archive.core.db import open_archive
 from archive.core.lock import close_stale_runs
 from archive.formats.plan import export_plan
-from crawler.run.processes import host_key, split_by_host
 from archive.tables.writer import ArchiveWriter
 from archive.tables.writes import finish_run, run_status, start_run
+
+from crawler.run.processes import host_key, split_by_host
 
 if TYPE_CHECKING:
     import redis

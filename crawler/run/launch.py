@@ -13,20 +13,21 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawler.run.coordinator import ClusterConfig, ClusterUnavailable, Coordinator, connect
 from archive.core.db import ArchiveError, open_archive
 from archive.core.lock import close_stale_runs
-from crawler.memory import DEFAULT_MB, extract_workers
-from crawler.run.processes import run_processes, split_by_host
 from archive.core.queries import find_sources, get_run, list_runs, list_sources
 from archive.core.urls import host_of
 from archive.tables.writer import ArchiveWriter
 from archive.tables.writes import ensure_source, finish_run, run_status, start_run
+
+from crawler.memory import DEFAULT_MB, extract_workers
+from crawler.run.coordinator import ClusterConfig, ClusterUnavailable, Coordinator, connect
+from crawler.run.processes import run_processes, split_by_host
 
 # Seconds between progress lines of a crawl of several processes.
 PROGRESS_INTERVAL = 5.0

@@ -8,7 +8,6 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from crawler.run.launch import progress_line
-
 from crawler.store.archive_store import ArchiveStore
 
 if TYPE_CHECKING:

@@ -27,27 +27,48 @@ from w3lib.encoding import html_to_unicode, http_content_type_encoding
 from w3lib.html import get_base_url
 
 from archive import ensure_sources, find_sources
-from archive.tables.captures import body_sha256
-from archive.tables.media import DEFERRED, LISTED, OK, THEME, mark_theme_media, media_states, shown_images, sniff_image, source_media_bytes, theme_media
-from archive.tables.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 from archive.core.urls import feed_item_url, host_of, parse_url, url_key
 from archive.core.xmlsafety import XmlEntitiesError, check_entities
+from archive.tables.captures import body_sha256
+from archive.tables.media import (
+    DEFERRED,
+    LISTED,
+    OK,
+    THEME,
+    mark_theme_media,
+    media_states,
+    shown_images,
+    sniff_image,
+    source_media_bytes,
+    theme_media,
+)
+from archive.tables.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 
-from crawler.meta import REVALIDATE, SHA, UNCHANGED
-from crawler.judge.encoding import html_encoding
 from crawler.discover.feeds import FeedError, item_id, looks_like_feed, parse_feed
-from crawler.fetch.hostdown import HostDown
 from crawler.discover.incremental import load_plan, sitemap_lastmod
-from crawler.items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
 from crawler.extract.article_media import page_images
-from crawler.fetch.media_ledger import POSTS, MediaRefused, ledger_for
-from crawler.meta import MAPPED
-from crawler.fetch.middlewares import NETWORK_FAILURES, TooLarge, network_kind
-from crawler.judge.pages import HOME, SectionStats, below, dated, decide, in_scope, listing_links, listing_reason, read_evidence, url_shape
 from crawler.extract.pool import ExtractionFailed, ExtractionPool
+from crawler.fetch.hostdown import HostDown
+from crawler.fetch.media_ledger import POSTS, MediaRefused, ledger_for
+from crawler.fetch.middlewares import NETWORK_FAILURES, TooLarge, network_kind
+from crawler.items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
+from crawler.judge.encoding import html_encoding
+from crawler.judge.pages import (
+    HOME,
+    SectionStats,
+    below,
+    dated,
+    decide,
+    in_scope,
+    listing_links,
+    listing_reason,
+    read_evidence,
+    url_shape,
+)
+from crawler.meta import MAPPED, REVALIDATE, SHA, UNCHANGED
 from crawler.spiders.spill import SpillDict, SpillSet
-from crawler.store.archive_store import ArchiveStore
 from crawler.spiders.state import SourceState
+from crawler.store.archive_store import ArchiveStore
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
 # Where generators put a feed by default (WordPress, Hexo, Hugo, Jekyll, Pelican...).

@@ -50,11 +50,11 @@ from archive.tables.writer import ArchiveUnwritable, ArchiveWriter
 
 from crawler.memory import BIG_PAGE_BYTES
 
-
 if TYPE_CHECKING:
-    from crawler.store.cluster_writer import ClusterWriter
     from scrapy.crawler import Crawler
     from sqlite_utils import Database
+
+    from crawler.store.cluster_writer import ClusterWriter
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +120,9 @@ class ArchiveStore:
         if writer_fd:
             self.remote = RemoteWriter(int(writer_fd))
         elif crawler.settings.get("ARCHIVE_CLUSTER_KEY"):
-            from crawler.store.cluster_writer import ClusterWriter  # a cluster job's only: Redis is not imported by every crawl
+            from crawler.store.cluster_writer import (
+                ClusterWriter,  # a cluster job's only: Redis is not imported by every crawl
+            )
 
             self.remote = ClusterWriter(crawler.settings)
             self.path = self.remote.path  # the job's plan

@@ -20,8 +20,8 @@ from scrapy.exceptions import CloseSpider, DropItem
 from archive import (
     ArchiveError,
     add_run_totals,
-    run_status,
     finish_run,
+    run_status,
     save_alias,
     save_error,
     save_page,
@@ -30,8 +30,8 @@ from archive import (
     update_source,
 )
 from archive.core.db import utcnow
-from archive.tables.media import save_media_file
 from archive.core.urls import normalize_url
+from archive.tables.media import save_media_file
 
 from crawler.items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, SourceUpdate
 from crawler.store.archive_store import ArchiveStore, ArchiveUnwritable, Write

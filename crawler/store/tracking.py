@@ -18,7 +18,6 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 
 from archive import ArchiveError, open_archive
-from archive.tables.history import NoPost, mark_gone, record_version
 from archive.core.lock import (
     CrawlLocked,
     acquire_lock,
@@ -26,10 +25,11 @@ from archive.core.lock import (
     close_stale_runs,
     release_lock,
 )
+from archive.tables.history import NoPost, mark_gone, record_version
 from archive.tables.revisit import mark_processed
 
-from crawler.meta import SHA
 from crawler.items import BlogPost, PostGone, Processed
+from crawler.meta import SHA
 from crawler.store.archive_store import ArchiveStore, Write
 
 if TYPE_CHECKING:

@@ -26,8 +26,8 @@ from datasette.utils.asgi import AsgiFileDownload, Request, Response
 from feedgen.feed import FeedGenerator
 from sqlite_utils import Database
 
-from archive.formats.opml import export_opml
 from archive.datasette.served import named_archive
+from archive.formats.opml import export_opml
 from archive.formats.warc import export_warc
 
 

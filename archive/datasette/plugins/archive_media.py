@@ -15,8 +15,8 @@ from datasette import hookimpl
 from datasette.app import Datasette
 from datasette.utils.asgi import NotFound, Request, Response
 
-from archive.tables.captures import stored_body
 from archive.datasette.served import named_archive
+from archive.tables.captures import stored_body
 
 # nothing an image holds may run, load or be framed; inline styles only, for SVG's looks
 MEDIA_HEADERS = {

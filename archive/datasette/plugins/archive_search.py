@@ -52,9 +52,17 @@ from datasette.database import Database, Results
 from datasette.utils import await_me_maybe, escape_sqlite
 from markupsafe import escape
 
-from archive.search.matches import (RECHECK_SECONDS, SUMMARISED, Matches, matches_at, matches_of, search_alone, search_clause,
-                             search_terms)
 from archive.search.index import MIN_TRIGRAM_CHARS, is_gram, register_functions
+from archive.search.matches import (
+    RECHECK_SECONDS,
+    SUMMARISED,
+    Matches,
+    matches_at,
+    matches_of,
+    search_alone,
+    search_clause,
+    search_terms,
+)
 
 SNIPPET_CHARS = 160
 # The ASCII characters that are not letters or digits: posts_grams' tokenizer (ascii) splits words at them.
