@@ -9,16 +9,20 @@ BENCH_SIZES ?= 1000,10000
 # brotlipy, whose `brotli` module would shadow the one Scrapy decodes `br` with (and it pins pyOpenSSL)
 PYWB_VENV ?= .venv-pywb
 PYWB ?= pywb==2.10.0
+# the exact versions tested, under pyproject.toml's ranges (`make lock` writes them again);
+# not for the pywb venv, whose pins (brotlipy, pyOpenSSL) are not ours
+CONSTRAINTS := -c constraints.txt
+LOCK_VENV ?= .venv-lock
 
-.PHONY: install demo test bench fidelity lint clean
+.PHONY: install demo test bench fidelity lint lock clean
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	# the venv's own pip (23.x) resolves trafilatura without lxml_html_clean
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet $(CONSTRAINTS) -e '.[test]'
 	# bytecode for our own modules, as pip writes it for an installed package (an editable install
 	# leaves it to the first run, which cannot write it where PYTHONDONTWRITEBYTECODE is set)
 	$(BIN)/python -m compileall -q crawler archive
@@ -48,7 +52,7 @@ test: install $(PYWB_VENV)/.installed
 # By hand, never in CI: synthetic blogs on 127.0.0.1; writes docs/benchmarks.md and bench/results.json,
 # then docs/scaling.md's figures and bench/scaling.json.
 bench: install
-	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/pip install --quiet $(CONSTRAINTS) -e '.[test,bench]'
 	$(BIN)/python -m bench.run --sizes $(BENCH_SIZES)
 	$(BIN)/python -m bench.scaling --sizes $(BENCH_SIZES)
 
@@ -58,9 +62,21 @@ fidelity: install
 	$(BIN)/python tests/fidelity.py --out docs/fidelity.md $(FIDELITY_ARGS)
 
 lint: install
-	$(BIN)/pip install --quiet -e '.[test,lint]'
+	$(BIN)/pip install --quiet $(CONSTRAINTS) -e '.[test,lint]'
 	$(BIN)/ruff check crawler archive tests bench
 	$(BIN)/mypy crawler archive bench
+
+# constraints.txt written again: the newest releases within pyproject.toml's ranges, installed into
+# an empty venv with every extra; then `make test` and `make lint` say whether they hold.
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --quiet --upgrade pip
+	$(LOCK_VENV)/bin/pip install --quiet -e '.[test,lint,bench]'
+	{ echo '# The exact set the tests, lint and benchmarks ran with: make install (and make lint, make bench)'; \
+	  echo "# install pyproject.toml's ranges under these pins. Written by make lock."; \
+	  $(LOCK_VENV)/bin/pip freeze --exclude-editable; } > constraints.txt
+	rm -rf $(LOCK_VENV)
 
 clean:
 	rm -rf $(VENV) $(PYWB_VENV) *.egg-info .pytest_cache $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
