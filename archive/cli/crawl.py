@@ -3,6 +3,7 @@ reactor cannot restart), or its plan read from the archive (``--dry-run``)."""
 
 import json
 import os
+import subprocess
 import sys
 from typing import Any
 

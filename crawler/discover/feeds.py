@@ -14,6 +14,7 @@ from archive.core.urls import is_http_url, parse_url, url_key
 from archive.core.xmlsafety import check_entities
 
 from crawler.judge.encoding import xml_to_utf8
+from crawler.judge.metadata import term_kind
 
 JSON_FEED_VERSION_PREFIX = "https://jsonfeed.org/version/"
 # RFC 5005: paged feeds (next, previous) and archived feeds (prev-archive, next-archive).
