@@ -3,7 +3,8 @@
 The pool starts ``python -m crawler.extract.worker FD TIMEOUT PARENT``: a fresh interpreter
 that imports the extraction code, never Scrapy or Twisted, warms it up
 (``crawler.extract.warmup``), says it is ready on the socket ``FD``, and then makes the
-post of each page that comes down it (``crawler.extract.post_page.PostPage``, then its body's bytes). A fresh interpreter, not a fork: there is no forkserver
+post of each page that comes down it (a ``crawler.extract.post_page.PostPage``, then its
+body's bytes). A fresh interpreter, not a fork: there is no forkserver
 beside the crawl to hold a copy of what each worker holds, and no resource tracker.
 On Linux the kernel kills the worker when its parent, the crawl's process, goes.
 The crawl's process imports this module without the extraction code (trafilatura
@@ -36,7 +37,8 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 def work(conn: Connection, timeout: float) -> None:
     """Extract the pages that come down ``conn`` until it closes or says stop (None)."""
-    import crawler.extract.warmup  # noqa: F401  its import warms up what trafilatura, htmldate and py3langid load lazily
+    # warmed up by its import: what trafilatura, htmldate and py3langid load lazily
+    import crawler.extract.warmup  # noqa: F401
     from crawler.extract.post import extract_page, parse_html
 
     try:
