@@ -164,7 +164,6 @@ ITEM_PIPELINES = {
     "crawler.store.tracking.LockPipeline": 50,
     "crawler.store.pipelines.ValidatePipeline": 100,
     "crawler.store.pipelines.ArchivePipeline": 300,
-    "crawler.store.tracking.HistoryPipeline": 350,
 }
 EXTENSIONS = {
     "crawler.run.progress.Progress": 500,

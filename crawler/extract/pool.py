@@ -3,7 +3,8 @@ and no more than the memory budget holds.
 
 ``ExtractionPool`` (an extension) starts ``ARCHIVE_EXTRACT_WORKERS`` processes (``workers_of``)
 for the first page to extract and stops them when the spider closes. The spider
-awaits ``extract()``; each idle worker takes the next waiting page (a busy one holds the
+awaits ``extract_page()`` of a page it judged a post (``crawler.extract.post_page.PostPage``)
+and gets the finished post; each idle worker takes the next waiting page (a busy one holds the
 next in its socket, to start it as soon as it has answered), and the
 results come back, as plain dicts, in order of completion. ``ExtractionGate``
 (a downloader middleware) holds new requests while ``ARCHIVE_EXTRACT_QUEUE``
@@ -29,7 +30,7 @@ import subprocess
 import sys
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,8 +39,10 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 
-from crawler.extract.worker import READY, page_text
+from crawler.extract.post_page import PostPage
+from crawler.extract.worker import READY
 from crawler.items import BlogPost
+from crawler.judge.encoding import page_text
 from crawler.memory import BIG_PAGE_BYTES, extract_workers
 
 if TYPE_CHECKING:
@@ -62,10 +65,7 @@ class ExtractionFailed(Exception):
 
 @dataclass
 class _Task:
-    url: str
-    page: bytes  # in ``encoding``: decoded in the worker, never here
-    encoding: str
-    options: dict[str, Any]
+    page: PostPage  # its body in its encoding: decoded in the worker, never here
     future: "asyncio.Future[tuple[str, Any]]"
 
 
@@ -161,21 +161,31 @@ class ExtractionPool:
 
     async def extract(self, url: str, page: str | bytes, *, encoding: str = "utf-8", **options: Any) -> BlogPost | None:
         """``extract_post(url, html, **options)`` in a worker, ``html`` being ``page`` as text
-        (bytes in ``encoding``, decoded as Scrapy decodes a response's text, in the worker).
+        (bytes in ``encoding``): ``extract_page`` of a page given as its parts.
 
         Raises:
             ExtractionFailed: the page took longer than the time limit, or its worker failed.
         """
         if isinstance(page, str):
             page, encoding = page.encode("utf-8", "surrogatepass"), "utf-8"
+        return await self.extract_page(PostPage(url, page, encoding, **options))
+
+    async def extract_page(self, page: PostPage) -> BlogPost | None:
+        """The finished post of ``page`` (``crawler.extract.post.extract_post``), made in a worker;
+        None when the page holds no article. Its body is decoded there, as Scrapy decodes a
+        response's text.
+
+        Raises:
+            ExtractionFailed: the page took longer than the time limit, or its worker failed.
+        """
         if not self.workers:
-            return self._inline(url, page_text(page, encoding), options)
+            return self._inline(page)
         if self.closed or self.broken:
             raise ExtractionFailed(self.broken or "the crawl is closing: not extracted")
         if self.loop is None:
             self.start()
         assert self.loop is not None
-        task = _Task(url, page, encoding, options, self.loop.create_future())
+        task = _Task(page, self.loop.create_future())
         self.waiting.append(task)
         self.in_flight_max = max(self.in_flight_max, self.in_flight)
         self._dispatch()
@@ -186,18 +196,18 @@ class ExtractionPool:
         if status == "timeout":
             raise ExtractionFailed(value or f"extraction took longer than {self.timeout:g} s: stopped")
         if status == "error":
-            logger.error("extraction failed: %s\n%s", url, value)
+            logger.error("extraction failed: %s\n%s", page.url, value)
             value = f"extraction failed: {value.strip().splitlines()[-1]}"
         raise ExtractionFailed(value)
 
-    def _inline(self, url: str, html: str, options: dict[str, Any]) -> BlogPost | None:
-        from crawler.extract.post import extract_post  # slow to import (trafilatura): only when a page is extracted
+    def _inline(self, page: PostPage) -> BlogPost | None:
+        from crawler.extract.post import extract_page  # slow to import (trafilatura): only when a page is extracted
 
         self.in_flight_max = 1
         try:
-            return extract_post(url, html, **options)
+            return extract_page(page, page_text(page.body, page.encoding))
         except Exception as e:
-            logger.exception("extraction failed: %s", url)
+            logger.exception("extraction failed: %s", page.url)
             self._inc("extract/error")
             raise ExtractionFailed(f"extraction failed: {type(e).__name__}: {e}") from e
 
@@ -245,7 +255,7 @@ class ExtractionPool:
             return
         self.deaths = 0
         worker.pages += 1
-        big = worker.task is not None and len(worker.task.page) > BIG_PAGE_BYTES
+        big = worker.task is not None and len(worker.task.page.body) > BIG_PAGE_BYTES
         recycled = big or worker.pages >= self.recycle_pages or resident_mb(worker.process.pid) > self.recycle_mb
         if recycled:
             # a fresh worker instead: what a huge page grew is given back, before its post is unpickled here
@@ -292,7 +302,7 @@ class ExtractionPool:
 
     def _replace(self, worker: _Worker, answer: tuple[str, str]) -> None:
         """Kill ``worker``, give its page ``answer`` (status, message) and start another in its place."""
-        logger.error("%s%s", answer[1], f": {worker.task.url}" if worker.task else "")
+        logger.error("%s%s", answer[1], f": {worker.task.page.url}" if worker.task else "")
         self._stop(worker, kill=True)
         if worker in self.running:
             self._finish(worker, answer)
@@ -363,11 +373,11 @@ def workers_of(settings: BaseSettings) -> int:
 
 
 def _send(conn: Connection, task: _Task) -> None:
-    """``task`` down ``conn``: its URL, encoding and options, then its page's bytes as they are
+    """``task`` down ``conn``: its page without its body, then the body's bytes as they are
     (pickled, a 15 MB page would be copied first)."""
     try:
-        conn.send((task.url, task.encoding, task.options))
-        conn.send_bytes(task.page)
+        conn.send(replace(task.page, body=b""))
+        conn.send_bytes(task.page.body)
     except OSError:  # the worker was stopped meanwhile: its page went back to the waiting ones
         pass
 

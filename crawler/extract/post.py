@@ -3,7 +3,8 @@
 Pure and offline: no network, no archive. The text comes from trafilatura
 (comments left out); title, author, dates and tags are chosen among every
 candidate the feed entry and the page offer (``crawler.judge.metadata``), and all
-candidates are kept as the post's provenance.
+candidates are kept as the post's provenance. ``extract_page`` makes the crawl's
+finished post of what the spider hands over (``crawler.extract.post_page``).
 """
 
 import copy
@@ -25,6 +26,7 @@ from trafilatura.xml import xmltotxt
 from archive.core.dates import parse_date
 
 from crawler.extract.article_media import article_media
+from crawler.extract.post_page import PostPage
 from crawler.items import BlogPost
 from crawler.judge.article import (
     CIPHERTEXT,
@@ -39,6 +41,7 @@ from crawler.judge.article import (
     protected,
     unseen,
 )
+from crawler.judge.encoding import page_text
 from crawler.judge.metadata import Candidate, candidates
 from crawler.judge.pages import page_lang, site_furniture
 from crawler.judge.site import SiteParts, fold
@@ -91,6 +94,48 @@ GUARD_MAX_ELEMENTS = 100_000
 UNSEEN_SHARE = 0.5
 WORD = re.compile(r"\w+")
 CODE_TAGS = ("script", "style")
+
+
+def extract_page(page: PostPage, html_text: str | lxml_html.HtmlElement) -> BlogPost | None:
+    """The crawl's post of a page judged one: ``extract_post`` with what the crawl knows of it,
+    the feed's text when only the feed's content changed (``page.feed_edit``), and its source
+    and the other URLs that led to it.
+
+    Args:
+        page: the page and its evidence; its ``body`` is not read (the caller decoded it).
+        html_text: the page as text, or the tree ``parse_html`` made of it.
+    """
+    post = extract_post(page.url, html_text, feed_entry=page.feed_entry, site=page.site,
+                        default_tz=page.default_tz, link_text=page.link_text)
+    if post is None:
+        return None
+    if page.feed_edit and page.feed_entry:
+        _feed_text(post, page.url, page.feed_entry)
+    post.source_id = page.source_id
+    post.aliases = page.aliases
+    return post
+
+
+def _feed_text(post: BlogPost, url: str, entry: dict[str, Any]) -> None:
+    """The text of the feed entry's content instead of the page's, which did not change while
+    the entry did; the page's text candidates stay in the provenance, not chosen."""
+    # read as a page's bytes are read: a lone surrogate of a JSON feed becomes U+FFFD
+    html_text = page_text(feed_page(entry["content"]).encode("utf-8", "surrogatepass"), "utf-8")
+    from_feed = extract_post(url, html_text, feed_entry=entry)
+    if from_feed is None or not from_feed.text:
+        return
+    post.text, post.markdown, post.word_count, post.lang = (
+        from_feed.text, from_feed.markdown, from_feed.word_count, from_feed.lang)
+    for candidate in post.provenance:
+        if candidate["field"] == "text":
+            candidate["chosen"] = 0
+    post.provenance.append({"field": "text", "value": "the feed's content changed, the page did not",
+                            "origin": "feed", "chosen": 1})
+
+
+def feed_page(content: str) -> str:
+    """A feed entry's content as a page that holds only it."""
+    return f"<html><body><article>{content}</article></body></html>"
 
 
 def extract_post(

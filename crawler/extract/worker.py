@@ -2,8 +2,9 @@
 
 The pool starts ``python -m crawler.extract.worker FD TIMEOUT PARENT``: a fresh interpreter
 that imports the extraction code, never Scrapy or Twisted, warms it up
-(``crawler.extract.warmup``), says it is ready on the socket ``FD``, and then extracts the
-pages that come down it. A fresh interpreter, not a fork: there is no forkserver
+(``crawler.extract.warmup``), says it is ready on the socket ``FD``, and then makes the
+post of each page that comes down it (a ``crawler.extract.post_page.PostPage``, then its
+body's bytes). A fresh interpreter, not a fork: there is no forkserver
 beside the crawl to hold a copy of what each worker holds, and no resource tracker.
 On Linux the kernel kills the worker when its parent, the crawl's process, goes.
 The crawl's process imports this module without the extraction code (trafilatura
@@ -19,8 +20,7 @@ from dataclasses import asdict
 from multiprocessing.connection import Connection
 from typing import Any
 
-from w3lib.encoding import html_to_unicode
-
+from crawler.judge.encoding import page_text
 from crawler.memory import BIG_PAGE_BYTES, trim
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -35,15 +35,11 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise PageTimeout
 
 
-def page_text(page: bytes, encoding: str) -> str:
-    """A page's bytes as text, as Scrapy reads a response's ``text`` (a BOM first, then ``encoding``)."""
-    return html_to_unicode(f"charset={encoding}", page)[1]
-
-
 def work(conn: Connection, timeout: float) -> None:
     """Extract the pages that come down ``conn`` until it closes or says stop (None)."""
-    from crawler.extract.post import parse_html
-    from crawler.extract.warmup import extract_post  # warmed up: what trafilatura, htmldate and py3langid load lazily
+    # warmed up by its import: what trafilatura, htmldate and py3langid load lazily
+    import crawler.extract.warmup  # noqa: F401
+    from crawler.extract.post import extract_page, parse_html
 
     try:
         conn.send(READY)
@@ -51,28 +47,26 @@ def work(conn: Connection, timeout: float) -> None:
         return
     while True:
         try:
-            task = conn.recv()
+            page = conn.recv()  # a PostPage without its body
         except EOFError:
             return
-        if task is None:
+        if page is None:
             return
-        url, encoding, options = task
         try:
-            page = conn.recv_bytes()
+            body = conn.recv_bytes()
         except EOFError:
             return
-        del task
-        big = len(page) > BIG_PAGE_BYTES
+        big = len(body) > BIG_PAGE_BYTES
         try:
             signal.setitimer(signal.ITIMER_REAL, timeout)
             try:
                 # the page as a tree: its bytes and its text are let go before the extraction
-                html, page = page_text(page, encoding), None
+                html, body = page_text(body, page.encoding), None
                 root, html = parse_html(html), None
-                post = extract_post(url, root, **options)
+                post = extract_page(page, root)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-                page = html = root = None  # before the answer is pickled, or the next page comes
+                body = html = root = None  # before the answer is pickled, or the next page comes
             answer: tuple[str, Any] = ("ok", asdict(post) if post else None)
             if big:  # after a 15 MB page, 116 MB over its resting size become 38 (the post)
                 trim()

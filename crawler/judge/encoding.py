@@ -9,7 +9,7 @@ does not, and the document's own declaration beats a single-byte default.
 import codecs
 import re
 
-from w3lib.encoding import html_body_declared_encoding, read_bom, resolve_encoding
+from w3lib.encoding import html_body_declared_encoding, html_to_unicode, read_bom, resolve_encoding
 
 XML_DECLARATION = re.compile(rb"^\s*<\?xml[^>]*encoding=[\"']([A-Za-z0-9._-]+)[\"']", re.I)
 SINGLE_BYTE = {"cp1252", "latin-1", "iso8859-1", "ascii"}
@@ -67,3 +67,8 @@ def xml_to_utf8(body: bytes, http_charset: str | None) -> bytes:
     text = body.decode(encoding, errors="replace").lstrip("\ufeff")
     text = re.sub(r"^(\s*<\?xml[^>]*?encoding=)[\"'][^\"']*[\"']", r'\1"utf-8"', text, count=1)
     return text.encode("utf-8")
+
+
+def page_text(page: bytes, encoding: str) -> str:
+    """A page's bytes as text, as Scrapy reads a response's ``text`` (a BOM first, then ``encoding``)."""
+    return html_to_unicode(f"charset={encoding}", page)[1]

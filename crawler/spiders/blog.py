@@ -48,6 +48,7 @@ from crawler.discover.feeds import FeedError, item_id, looks_like_feed, parse_fe
 from crawler.discover.incremental import load_plan, sitemap_lastmod
 from crawler.extract.article_media import page_images
 from crawler.extract.pool import ExtractionFailed, ExtractionPool
+from crawler.extract.post_page import PostPage
 from crawler.fetch.hostdown import HostDown
 from crawler.fetch.media_ledger import POSTS, MediaRefused, ledger_for
 from crawler.fetch.middlewares import NETWORK_FAILURES, TooLarge, network_kind
@@ -438,13 +439,13 @@ class BlogSpider(Spider):
         """An entry with no link (and no guid that is a permalink): its content is the post, archived
         from what the feed says at the feed's URL with its guid as fragment; without content it is
         evidence for nothing."""
-        from crawler.extract.post import extract_post  # slow to import (trafilatura): only for such an entry
+        from crawler.extract.post import extract_post, feed_page  # slow to import (trafilatura): only for such an entry
 
         guid = item_id(entry)
         url = feed_item_url(feed_url, guid)
         body = entry.get("content") or entry.get("summary") or ""
-        post = extract_post(url, _feed_page(body), feed_entry={**entry, "guid": guid, "content": body}) \
-            if body.strip() else None
+        post = (extract_post(url, feed_page(body), feed_entry={**entry, "guid": guid, "content": body})
+                if body.strip() else None)
         if post is None or not post.text:
             name = entry.get("title") or guid
             yield CrawlError(state.id, feed_url, "feed", f"an entry with no link and no content ({name!r}): not a post")
@@ -601,33 +602,18 @@ class BlogSpider(Spider):
             return
         self.crawler.stats.inc_value("extract/count")
         del sel, content_links  # the tree (on a 15 MB page, 50 MB or more) is not held while the page waits
+        # the page's bytes, decoded in the worker: a huge page is never held here as text too
+        page = PostPage(url, response.body, encoding, feed_entry=entry, feed_edit=feed_edit, site=state.site.parts,
+                        default_tz=state.default_tz, link_text=state.listed.get(url_key(url)) or None,
+                        source_id=state.id, aliases=aliases)
         try:
-            # the page's bytes, decoded in the worker: a huge page is never held here as text too
-            post = await self.extraction.extract(url, response.body, encoding=encoding, feed_entry=entry,
-                                                 site=state.site.parts, default_tz=state.default_tz,
-                                                 link_text=state.listed.get(url_key(url)) or None)
+            post = await self.extraction.extract_page(page)
         except ExtractionFailed as e:
             yield CrawlError(state.id, url, "extract", str(e))
             return
-        if post is not None and feed_edit and entry:
-            try:
-                from_feed = await self.extraction.extract(url, _feed_page(entry["content"]), feed_entry=entry)
-            except ExtractionFailed as e:
-                yield CrawlError(state.id, url, "extract", str(e))
-                return
-            if from_feed is not None and from_feed.text:
-                post.text, post.markdown, post.word_count, post.lang = (
-                    from_feed.text, from_feed.markdown, from_feed.word_count, from_feed.lang)
-                for candidate in post.provenance:
-                    if candidate["field"] == "text":
-                        candidate["chosen"] = 0
-                post.provenance.append({"field": "text", "value": "the feed's content changed, the page did not",
-                                        "origin": "feed", "chosen": 1})
         if post is None:
             yield CrawlError(state.id, url, "extract", "judged a post, but no article text was found")
             return
-        post.source_id = state.id
-        post.aliases = aliases
         if state.media:
             post.media = state.media.keep(url, post.media or [])
         if entry is None and (flags := lacks(post)):
@@ -704,11 +690,6 @@ class BlogSpider(Spider):
             yield CrawlError(state.id, _original_url(request), kind, message, fails_source=seed)
         if request.meta.get("discovery"):
             yield from self._discovery_done(state)
-
-
-def _feed_page(content: str) -> str:
-    """A feed entry's content as a page that holds only it."""
-    return f"<html><body><article>{content}</article></body></html>"
 
 
 def _read_part(response: TextResponse) -> tuple[str, str]:

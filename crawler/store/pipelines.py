@@ -1,6 +1,9 @@
-"""Item pipelines: validate, then store in the archive through ``archive.tables.writes``.
+"""Item pipelines: validate, then store in the archive through ``archive.tables``.
 
-The store pipeline owns the run: it records it in ``crawl_runs`` when the
+The store pipeline writes each item in one step of the archive's writer: a post
+is saved and its version recorded (``archive.tables.history``) together; a post
+gone is marked so, a body whose items are all written is noted processed.
+It owns the run: it records it in ``crawl_runs`` when the
 spider opens and closes it with totals and the sources' status at the end.
 With ``ARCHIVE_RUN_ID`` (``blogarchive crawl --processes N``), the run is
 blogarchive's: the pipeline adds its totals and sources' status to it, and
@@ -31,9 +34,11 @@ from archive import (
 )
 from archive.core.db import utcnow
 from archive.core.urls import normalize_url
+from archive.tables.history import NoPost, mark_gone, record_version
 from archive.tables.media import save_media_file
+from archive.tables.revisit import mark_processed
 
-from crawler.items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, SourceUpdate
+from crawler.items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, Processed, SourceUpdate
 from crawler.store.archive_store import ArchiveStore, ArchiveUnwritable, Write
 
 if TYPE_CHECKING:
@@ -104,15 +109,14 @@ class ArchivePipeline:
     def _save(self, run: "Write", item: Any) -> None:
         stats = self.crawler.stats
         if isinstance(item, BlogPost):
-            post = ItemAdapter(item).asdict()
-            post["aliases"] = (post.get("aliases") or []) + self.waiting.pop(normalize_url(item.url), [])
-            try:
-                outcome = run(save_post, post, run_id=self.run_id)
-            except ValueError as e:
-                run(save_error, run_id=self.run_id, source_id=item.source_id, url=item.url, kind="data", message=str(e))
-                logger.warning("not saved: %s", e)
+            if not self._save_post(run, item):
                 return
-            stats.inc_value(f"archive/posts_{outcome}")
+        elif isinstance(item, PostGone):
+            if run(mark_gone, item.url):
+                stats.inc_value("archive/posts_gone")
+                logger.info("gone: %s", item.url)
+        elif isinstance(item, Processed):
+            run(mark_processed, item.url, item.sha256)
         elif isinstance(item, PostAlias):
             if not run(save_alias, item.alias, item.url, item.why):
                 self.waiting.setdefault(normalize_url(item.url), []).append({"alias": item.alias, "why": item.why})
@@ -141,6 +145,34 @@ class ArchivePipeline:
         source_id = getattr(item, "source_id", None)
         if source_id:
             self.sources.add(source_id)
+
+    def _save_post(self, run: "Write", item: BlogPost) -> bool:
+        """The post, then its version when it is new, changed or back, in this one step.
+
+        Returns:
+            False when the post could not be saved (its error is recorded).
+        """
+        stats = self.crawler.stats
+        post = ItemAdapter(item).asdict()
+        post["aliases"] = (post.get("aliases") or []) + self.waiting.pop(normalize_url(item.url), [])
+        try:
+            outcome = run(save_post, post, run_id=self.run_id)
+        except ValueError as e:
+            run(save_error, run_id=self.run_id, source_id=item.source_id, url=item.url, kind="data", message=str(e))
+            logger.warning("not saved: %s", e)
+            outcome = ""
+        else:
+            stats.inc_value(f"archive/posts_{outcome}")
+        # the post answered: one archived before and marked gone is back, even where this content was not saved
+        try:
+            change = run(record_version, item.url, run_id=self.run_id)
+        except NoPost:
+            change = None  # never saved
+        if change:
+            stats.inc_value("archive/versions")
+            if change != "new":
+                logger.info("new version of %s: %s", item.url, change)
+        return bool(outcome)
 
     def spider_closed(self, reason: str) -> None:
         if not self.run_id or self.store.fatal:

@@ -1,13 +1,12 @@
-"""The crawl lock, post history, and knowing what a run has finished.
+"""The crawl lock, and knowing what a run has finished.
 
 - ``LockPipeline`` (first to open) holds the archive's crawl lock for the
   whole crawl, or checks the one ``blogarchive crawl`` passed down through
   ``ARCHIVE_LOCK_FD``, and marks runs left ``running`` by a dead crawl as
   interrupted.
-- ``HistoryPipeline`` (after the store pipeline) records a version of each
-  saved post that changed, marks posts gone, and notes processed bodies.
 - ``ProcessedMiddleware`` yields a ``Processed`` item after the last item of
-  every callback, so a resumed run knows which bodies were fully archived.
+  every callback, so a resumed run knows which bodies were fully archived
+  (the store pipeline, ``crawler.store.pipelines``, notes them).
 """
 
 import logging
@@ -25,12 +24,9 @@ from archive.core.lock import (
     close_stale_runs,
     release_lock,
 )
-from archive.tables.history import NoPost, mark_gone, record_version
-from archive.tables.revisit import mark_processed
 
-from crawler.items import BlogPost, PostGone, Processed
+from crawler.items import Processed
 from crawler.meta import SHA
-from crawler.store.archive_store import ArchiveStore, Write
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -78,39 +74,6 @@ class LockPipeline:
         if self.owned and self.fd is not None:
             release_lock(self.fd)
             self.fd = None
-
-
-class HistoryPipeline:
-    def __init__(self, crawler: "Crawler"):
-        self.crawler = crawler
-        self.store = ArchiveStore.of(crawler)
-
-    @classmethod
-    def from_crawler(cls, crawler: "Crawler") -> "HistoryPipeline":
-        return cls(crawler)
-
-    def process_item(self, item: Any) -> Any:
-        if isinstance(item, (BlogPost, PostGone, Processed)):
-            self.store.apply(self._save, item)  # after the item's own save (crawler.store.archive_store)
-        return item
-
-    def _save(self, run: Write, item: Any) -> None:
-        stats = self.crawler.stats
-        if isinstance(item, BlogPost):
-            try:
-                change = run(record_version, item.url, run_id=stats.get_value("archive/run_id"))
-            except NoPost:
-                return  # not saved (its error is recorded)
-            if change:
-                stats.inc_value("archive/versions")
-                if change != "new":
-                    logger.info("new version of %s: %s", item.url, change)
-        elif isinstance(item, PostGone):
-            if run(mark_gone, item.url):
-                stats.inc_value("archive/posts_gone")
-                logger.info("gone: %s", item.url)
-        elif isinstance(item, Processed):
-            run(mark_processed, item.url, item.sha256)
 
 
 class ProcessedMiddleware:
