@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _pytest.nodeid import NodeId
 
 import archive
 from archive.history import mark_gone
@@ -94,7 +95,7 @@ def _shared_fixtures(item: pytest.Item) -> list[str]:
     for name, defs in item._fixtureinfo.name2fixturedefs.items():
         if defs and defs[-1].scope == "module" and f"{item.module.__name__}.{name}" not in SET_UP_ON_EACH_WORKER:
             index = item.callspec.indices.get(name) if hasattr(item, "callspec") else None
-            names.append(f"{item.module.__name__}.{name}" + ("" if index is None else f"[{index}]"))
+            names.append(f"{item.module.__name__}.{name}" + ("" if index is None else f"-{index}"))
     return names
 
 
@@ -115,7 +116,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             parent[root(name)] = root(names[0])
     for item in items:
         if shared[item.nodeid]:
-            item.add_marker(pytest.mark.xdist_group(root(shared[item.nodeid][0])))
+            group = root(shared[item.nodeid][0])
+            item.add_marker(pytest.mark.xdist_group(group))
+            if os.environ.get("PYTEST_XDIST_WORKER") and isinstance(getattr(item, "_id", None), NodeId):
+                # xdist 3.8 names the group in the test's nodeid (test@group), which pytest 9.2 keeps in
+                # a structured id that xdist does not write yet (pytest-xdist issue 1386)
+                item._id = NodeId.parse(f"{item.nodeid}@{group}")
 
 
 @pytest.fixture(scope="session")
