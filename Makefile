@@ -46,8 +46,12 @@ demo: install
 	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(notdir $(DEMO_DB))) (Ctrl-C to stop)"
 	$(BIN)/blogarchive serve --db $(DEMO_DB) --port $(PORT)
 
+# The tests mostly wait on crawls, servers and a browser in other processes: more workers than cores
+# (tests/conftest.py keeps the tests of one module-scoped fixture on one worker)
+TEST_WORKERS ?= 4
+
 test: install $(PYWB_VENV)/.installed
-	BLOGARCHIVE_PYWB=$(abspath $(PYWB_VENV))/bin $(BIN)/python -m pytest
+	BLOGARCHIVE_PYWB=$(abspath $(PYWB_VENV))/bin $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # By hand, never in CI: synthetic blogs on 127.0.0.1; writes docs/benchmarks.md and bench/results.json,
 # then docs/scaling.md's figures and bench/scaling.json.

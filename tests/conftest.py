@@ -1,7 +1,9 @@
 """Shared fixtures: real HTTP servers on 127.0.0.1 and real archives on disk.
 
 Crawls run the ``blogarchive`` command in a subprocess, so no reactor lives
-in the test process.
+in the test process. ``make test`` runs the tests on several pytest-xdist workers
+(``--dist loadgroup``): the tests that share a module-scoped fixture run on one
+worker, which sets that fixture up once (``pytest_collection_modifyitems``).
 """
 
 import contextlib
@@ -20,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _pytest.nodeid import NodeId
 
 import archive
 from archive.tables.history import mark_gone
@@ -78,6 +81,47 @@ def crawl_args(url: str, db: Path, host_map: dict[str, str]) -> list[str]:
     for host, base in host_map.items():
         args += ["--map-host", f"{host}={base}"]
     return args
+
+
+# Module-scoped fixtures cheaper to set up on each worker than to keep their tests on one:
+# a test blog's server thread, a copy of the project's folders.
+SET_UP_ON_EACH_WORKER = {"test_storage.slow_blog", "test_pool.slow_server", "test_interruptions.server",
+                         "test_cluster.project"}
+
+
+def _shared_fixtures(item: pytest.Item) -> list[str]:
+    """The module-scoped fixtures ``item`` uses, each with its parameter: one name per set-up."""
+    names = []
+    for name, defs in item._fixtureinfo.name2fixturedefs.items():
+        if defs and defs[-1].scope == "module" and f"{item.module.__name__}.{name}" not in SET_UP_ON_EACH_WORKER:
+            index = item.callspec.indices.get(name) if hasattr(item, "callspec") else None
+            names.append(f"{item.module.__name__}.{name}" + ("" if index is None else f"-{index}"))
+    return names
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (--dist loadgroup)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that share a module-scoped fixture (a crawl, a server, a browser) go to one xdist
+    worker together: the fixture is set up once, as in a run without workers."""
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    shared = {item.nodeid: _shared_fixtures(item) for item in items}
+    for names in shared.values():
+        for name in names[1:]:
+            parent[root(name)] = root(names[0])
+    for item in items:
+        if shared[item.nodeid]:
+            group = root(shared[item.nodeid][0])
+            item.add_marker(pytest.mark.xdist_group(group))
+            if os.environ.get("PYTEST_XDIST_WORKER") and isinstance(getattr(item, "_id", None), NodeId):
+                # xdist 3.8 names the group in the test's nodeid (test@group), which pytest 9.2 keeps in
+                # a structured id that xdist does not write yet (pytest-xdist issue 1386)
+                item._id = NodeId.parse(f"{item.nodeid}@{group}")
 
 
 @pytest.fixture(scope="session")

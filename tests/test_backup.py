@@ -34,6 +34,7 @@ def bench_blog(tmp_path_factory):
         yield server
 
 
+@pytest.mark.slow
 def test_a_backup_during_a_crawl_holds_every_post_committed_before_it(bench_blog, tmp_path):
     db, copy = tmp_path / "archive.db", tmp_path / "copy.db"
     log = tmp_path / "crawl.log"

@@ -15,6 +15,7 @@ from urllib.parse import quote
 import pytest
 from conftest import EXPECTED, HOSTILE, IMG_PAYLOAD, SCRIPT_PAYLOAD
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -110,9 +111,20 @@ def test_front_page(browser, site, screenshots):
     screenshot(browser, screenshots / "front-page.png")
 
 
+def wait_for_rows(browser: WebDriver) -> None:
+    """Wait until the page shows a results table with rows; fail with what it shows instead."""
+    try:
+        WebDriverWait(browser, 20).until(lambda b: b.execute_script("return document.readyState") == "complete"
+                                         and b.find_elements(By.CSS_SELECTOR, "table.rows-and-columns td"))
+    except TimeoutException:
+        pytest.fail(f"no rows on {browser.current_url}: {browser.title!r}, "
+                    f"{browser.find_element(By.TAG_NAME, 'body').text[:500]!r}")
+
+
 def test_posts_table_and_a_facet_click(browser, site, screenshots):
     _, database = site
     browser.get(database + "/posts")
+    wait_for_rows(browser)
     assert column(browser, "title") == NEWEST_FIRST
     assert browser.find_element(By.CSS_SELECTOR, "#facet-lang").is_displayed()
     screenshot(browser, screenshots / "posts-table.png", down_to=".table-wrapper")

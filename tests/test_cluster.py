@@ -147,6 +147,7 @@ def one_job_at_a_time(servers: list[RouteServer]) -> dict[int, int]:
     return processes
 
 
+@pytest.mark.slow
 def test_two_nodes_archive_what_one_process_archives(cluster, one_process, tmp_path):
     config, _, nodes = cluster
     db = tmp_path / "archive.db"
@@ -161,6 +162,7 @@ def test_two_nodes_archive_what_one_process_archives(cluster, one_process, tmp_p
     assert all(get_json(n.url + "/listjobs.json?project=blogarchive")["finished"] for n in nodes)  # both worked
 
 
+@pytest.mark.slow
 def test_redis_stopped_is_one_line_exit_2_and_the_archive_unchanged(cluster, one_process, tmp_path):
     config, redis, _ = cluster
     db = tmp_path / "archive.db"
@@ -174,6 +176,7 @@ def test_redis_stopped_is_one_line_exit_2_and_the_archive_unchanged(cluster, one
     assert db.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_node_killed_mid_crawl_its_jobs_finish_on_the_other(cluster, one_process, tmp_path):
     config, _, nodes = cluster
     db = tmp_path / "archive.db"
@@ -193,6 +196,7 @@ def test_a_node_killed_mid_crawl_its_jobs_finish_on_the_other(cluster, one_proce
         assert two[table] == one[table], table
 
 
+@pytest.mark.slow
 def test_the_coordinator_killed_mid_ingest_then_restarted_loses_and_doubles_nothing(cluster, one_process, tmp_path):
     config, _, _ = cluster
     db = tmp_path / "archive.db"
@@ -215,6 +219,7 @@ def test_the_coordinator_killed_mid_ingest_then_restarted_loses_and_doubles_noth
     assert rows(db, "select count(*) as n from post_versions")[0]["n"] == 47
 
 
+@pytest.mark.slow
 def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster, one_process, tmp_path):
     """A job stopped (SIGSTOP) until its lease ran out and its host went to a new job, then let go
     on (SIGCONT), sends no request more: the server's log shows one process at a time per host."""

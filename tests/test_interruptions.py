@@ -102,6 +102,7 @@ def reference(server, tmp_path_factory) -> dict:
     return snapshot(db)
 
 
+@pytest.mark.slow
 def test_kill_9_midway_then_a_normal_run_ends_as_an_uninterrupted_one(server, reference, tmp_path):
     db = tmp_path / "archive.db"
     proc = start_crawl(db, server)
@@ -120,6 +121,7 @@ def test_kill_9_midway_then_a_normal_run_ends_as_an_uninterrupted_one(server, re
     assert statuses == ["interrupted", "finished"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_sigterm_or_sigint_stops_cleanly_and_the_next_run_resumes(server, reference, tmp_path, signum):
     db = tmp_path / "archive.db"

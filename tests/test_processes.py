@@ -171,6 +171,7 @@ def crawl_when_unlocked(db: Path, options: list[str]) -> subprocess.CompletedPro
         time.sleep(0.5)
 
 
+@pytest.mark.slow
 def test_kill_9_of_blogarchive_stops_its_processes_and_the_next_run_completes(tmp_path):
     db = tmp_path / "archive.db"
     with six_blogs() as (urls, options):
@@ -187,6 +188,7 @@ def test_kill_9_of_blogarchive_stops_its_processes_and_the_next_run_completes(tm
     assert rows(db, "select count(*) as n from post_versions")[0]["n"] == 47
 
 
+@pytest.mark.slow
 def test_a_crawl_process_killed_interrupts_the_run_and_the_others_finish(tmp_path):
     db = tmp_path / "archive.db"
     with six_blogs() as (urls, options):
@@ -204,6 +206,7 @@ def test_a_crawl_process_killed_interrupts_the_run_and_the_others_finish(tmp_pat
     assert rows(db, "select count(*) as n from post_versions")[0]["n"] == 47
 
 
+@pytest.mark.slow
 def test_sigterm_stops_every_process_and_the_run_resumes(tmp_path):
     db = tmp_path / "archive.db"
     with six_blogs() as (urls, options):

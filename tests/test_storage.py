@@ -137,6 +137,7 @@ def test_stale_wal_is_recovered_by_sqlite(tmp_path):
     assert integrity(db) == "ok"
 
 
+@pytest.mark.slow
 def test_datasette_reads_while_the_crawler_writes(slow_blog, example_archive, tmp_path):
     db = tmp_path / "live.db"
     shutil.copy(example_archive, db)
@@ -163,6 +164,7 @@ def test_datasette_reads_while_the_crawler_writes(slow_blog, example_archive, tm
     assert counts == sorted(counts) and counts[-1] > len(EXPECTED["posts"])
 
 
+@pytest.mark.slow
 def test_killed_twenty_times_then_one_normal_run(slow_blog, tmp_path):
     reference = tmp_path / "reference.db"
     run_cli(*blog_crawl(reference, slow_blog))
