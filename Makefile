@@ -46,9 +46,10 @@ demo: install
 	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(notdir $(DEMO_DB))) (Ctrl-C to stop)"
 	$(BIN)/blogarchive serve --db $(DEMO_DB) --port $(PORT)
 
-# The tests mostly wait on crawls, servers and a browser in other processes: more workers than cores
-# (tests/conftest.py keeps the tests of one module-scoped fixture on one worker)
-TEST_WORKERS ?= 4
+# pytest-xdist workers: 0 runs the suite in one process, as CI does. On two cores four workers were
+# slower than one process (their crawls and extraction workers contend for the cores, docs/benchmarks.md);
+# tests/conftest.py keeps the tests of one module-scoped fixture on one worker
+TEST_WORKERS ?= 0
 
 test: install $(PYWB_VENV)/.installed
 	BLOGARCHIVE_PYWB=$(abspath $(PYWB_VENV))/bin $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
