@@ -9,12 +9,20 @@
   later run too.
 """
 
+import hashlib
+import re
 import threading
 import time
+import tracemalloc
+import unicodedata
 from pathlib import Path
 
 from blogsite import RouteServer, html_page, text_page, xml_page
 from conftest import crawl_args, rows, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archive.core import copies
 
 HOST = "identity.test"
 LONG = " ".join(["A sentence of the post that says something worth reading about the topic."] * 12)
@@ -211,3 +219,37 @@ def test_undated_posts_on_a_pagination_whose_canonical_is_the_home_page_are_post
     assert archived == {f"http://{HOST}/{p}/" for p, _, _ in dated} | {f"http://{HOST}/{p}/" for p, _ in undated}
     judged = {r["url"]: r["kind"] for r in rows(db, "select url, kind from pages")}
     assert judged[f"http://{HOST}/page/2/"] == judged[f"http://{HOST}/page/3/"] == "listing"
+
+
+# The text key of a post, as it was defined: NFKC, white space collapsed, stripped, hashed after the title.
+def _reference_key(title: str, text: str) -> str | None:
+    def normal(s: str) -> str:
+        return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", s)).strip()
+
+    if len(normal(text)) < copies.MIN_CHARS:
+        return None
+    return hashlib.sha256(f"{normal(title)}\n{normal(text)}".encode()).hexdigest()
+
+
+@settings(max_examples=300, deadline=None)
+@given(title=st.text(max_size=20), text=st.text(alphabet=st.sampled_from(["a", "é", "ﬁ", " ", "\n", "\u3000", "\t", "字"]),
+                                                max_size=400), chunk=st.integers(1, 9))
+def test_the_text_key_read_a_part_at_a_time_is_the_key_of_the_whole_text(title: str, text: str, chunk: int) -> None:
+    original = copies.CHUNK
+    copies.CHUNK = chunk  # parts of a few characters: runs of white space across every boundary
+    try:
+        assert copies.text_key(title, text) == _reference_key(title, text)
+    finally:
+        copies.CHUNK = original
+
+
+def test_the_text_key_of_a_15_mb_post_holds_no_list_of_its_words() -> None:
+    text = ("The archive keeps every paragraph of this long post.\n\n" * 300_000)[:15_000_000]
+    tracemalloc.start()
+    try:
+        copies.text_key("A very long post", text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # the whole text's white space replaced at once built a list of its words and spaces: 190 MB
+    assert peak < 16 * 1024 * 1024, f"{peak / 2**20:.0f} MB"

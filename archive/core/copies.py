@@ -13,11 +13,12 @@ password form, "coming soon") have no key and are never merged.
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 COPY = "the same text"  # post_aliases.why of a copy
 MIN_CHARS = 200  # of normalised text: below, two posts may well say the same few words
-CHUNK = 1 << 20  # characters hashed at a time
+CHUNK = 1 << 18  # characters normalised and hashed at a time
 SPACE = re.compile(r"\s+")
 
 
@@ -25,22 +26,31 @@ def text_key(title: str | None, text: str | None) -> str | None:
     """SHA-256 of the title and the text, Unicode and white space normalised; None for a short or
     empty text. The title is part of it: posts of one template (a series' "nothing new this week")
     or whose pages gave only the theme's words have one text and are still several posts."""
-    normal = _normal(text or "")
-    if len(normal) < MIN_CHARS:
-        return None
-    digest = hashlib.sha256(f"{_normal(title or '')}\n".encode())
-    for start in range(0, len(normal), CHUNK):  # a 15 MB text is not held a second time as bytes
-        digest.update(normal[start:start + CHUNK].encode())
-    return digest.hexdigest()
+    digest = hashlib.sha256(f"{''.join(_normal(title or ''))}\n".encode())
+    length = 0
+    for part in _normal(text or ""):  # a 15 MB text is not held a second time, whole or as words
+        digest.update(part.encode())
+        length += len(part)
+    return digest.hexdigest() if length >= MIN_CHARS else None
 
 
-def _normal(text: str) -> str:
-    """NFKC, white space collapsed: one copy of the text at most, never a list of its words."""
+def _normal(text: str) -> Iterator[str]:
+    """The text in NFKC, its white space collapsed to single spaces and stripped at both ends,
+    in parts of at most CHUNK characters: the white space of a 15 MB text replaced at once
+    makes a list of its 5 million words and spaces (190 MB)."""
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
-    return SPACE.sub(" ", text).strip()
-
-
+    started = space = False  # a word was given; a space is owed before the next one
+    for start in range(0, len(text), CHUNK):
+        part = SPACE.sub(" ", text[start:start + CHUNK])
+        words = part.strip(" ")
+        if words:
+            if started and (space or part[0] == " "):
+                yield " "
+            yield words
+            started, space = True, part[-1] == " "
+        elif part:
+            space = True
 def outranks(url: str, guid: str | None, other: str, other_guid: str | None) -> bool:
     """True when ``url`` is more surely the post's own URL than ``other``: a feed lists it (the
     post has the feed's guid) and not the other, or neither or both and its path is shorter.
