@@ -1,10 +1,13 @@
 """The article's own tree: protected posts, link-only blocks, line-number gutters, bylines,
 labelled dates and tags, and the post's own article beside other posts' cards."""
 
+from pathlib import Path
+
 from lxml import html
 from parsel import Selector
 
-from crawler.extract.post import extract_post
+from crawler.extract.post import _drop_byline, extract_post
+from crawler.items import BlogPost
 from crawler.judge.article import (
     article_body,
     article_document,
@@ -16,6 +19,7 @@ from crawler.judge.article import (
 from crawler.judge.metadata import byline_author, candidates, classed_author, icon_labelled, labelled_tags, post_article
 from crawler.judge.pages import visible_date
 
+CORPUS = Path(__file__).parent / "corpus"
 LONG = "<p>" + " ".join(["A sentence of the post that says something worth reading."] * 12) + "</p>"
 
 
@@ -366,3 +370,27 @@ def test_a_post_whose_marked_body_is_empty_on_the_page_stays_empty():
             f"</div><aside id='aside-content'><div class='card-widget'>{sidebar}</div></aside></body></html>")
     post = extract_post("https://blog.test/empty/", page)
     assert post is None or not (post.text or "").strip()
+
+
+def test_a_first_line_made_only_of_the_posts_author_and_tags_is_its_byline_not_its_text():
+    # a VuePress theme's title block, hidden until a script shows it, whose byline is icons in <i>
+    # that no furniture class names: it was the text's first line (trafilatura drops it)
+    page = CORPUS / "hawkew-vuepress-zh" / "site" / "frontend" / "electron" / "201203-electron-learning.html"
+    post = extract_post("https://hawkew.github.io/frontend/electron/201203-electron-learning.html", page.read_text())
+    assert post is not None and post.author == "一度" and post.tags == ["Electron"]
+    assert post.text.startswith("# 初次运行"), post.text[:80]
+    assert post.markdown.startswith("# Electron 学习 01： 运行第一个 electron 客户端\n\n### # 初次运行"), post.markdown[:120]
+
+
+def test_a_first_line_is_a_byline_only_when_two_of_the_posts_own_names_and_no_other_words_make_it():
+    def after(first: str, markdown_first: str = "") -> tuple[str, str]:
+        post = BlogPost(url="https://blog.test/p/1", title="Notes", author="Jane Doe", tags=["Go", "机器学习"],
+                        published="2024-05-01T10:00:00Z", text=f"{first}\nThe body.",
+                        markdown=f"# Notes\n\n{markdown_first or first}\n\nThe body.")
+        _drop_byline(post)
+        return post.text, post.markdown
+
+    for byline in ("Jane Doe · Go", "jane doe | 2024-05-01 | 机器学习, Go", "2024-05-01 17:14 Go 3"):
+        assert after(byline, f"*{byline}*") == ("The body.", "# Notes\n\nThe body.")
+    for text in ("Go", "Jane Doe", "Jane Doe writes about Go", "Google Go", "Go 语言与机器学习"):
+        assert after(text) == (f"{text}\nThe body.", f"# Notes\n\n{text}\n\nThe body.")

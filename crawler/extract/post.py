@@ -67,6 +67,9 @@ ENTITY = re.compile(r"&(#\d+|#x[0-9a-fA-F]+|[a-zA-Z]+);")
 FEED_TEXT_RATIO = 1.5
 WHITE_SPACE = re.compile(r"\s+")
 CONFLICT_SECONDS = 86_400
+# A byline: a short line of the post's metadata, which may be joined by numbers and signs only.
+MAX_BYLINE_CHARS = 120
+BYLINE_REST = re.compile(r"[^\W\d_]")
 # Below this many letters, a language guess is no better than the page's lang attribute.
 MIN_LANGID_CHARS = 200
 # An article with more text than this is extracted in parts of about this size: trafilatura
@@ -215,6 +218,7 @@ def extract_post(
         found += [Candidate(f, v, "trafilatura") for f, v in guessed if v]
     _choose_metadata(post, found, default_tz, site or SiteParts())
     _drop_title_line(post)
+    _drop_byline(post)
     post.summary = _summary(entry, sel)
     post.lang = detect_lang(post.text, page_lang(sel))
     post.word_count = word_count(post.text)
@@ -448,6 +452,27 @@ def _drop_title_line(post: BlogPost) -> None:
     first, _, rest = (post.text or "").partition("\n")
     if post.title and fold(first) == fold(post.title):
         post.text = rest.lstrip("\n")
+
+
+def _drop_byline(post: BlogPost) -> None:
+    """The text and the Markdown without a first line made only of the post's own metadata: two
+    of its author, tags, categories and dates at least, and nothing else but numbers and signs
+    (a theme's byline beside the title, ``一度 · Electron``, which no furniture class names)."""
+    first, _, rest = (post.text or "").partition("\n")
+    if len(first) > MAX_BYLINE_CHARS or not first.strip():
+        return
+    left, found = fold(first), 0
+    names = [post.author, *post.tags, *post.categories, *(d[:10] for d in (post.published, post.updated) if d)]
+    for name in sorted({fold(n) for n in names if n and n.strip()}, key=len, reverse=True):
+        if name in left:
+            left, found = left.replace(name, " "), found + 1
+    if found < 2 or BYLINE_REST.search(left):
+        return
+    post.text = rest.lstrip("\n")
+    lines = (post.markdown or "").split("\n")
+    at = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("# ")), None)
+    if at is not None and fold(lines[at].strip("*_ ")) == fold(first):
+        post.markdown = "\n".join(lines[:at] + lines[at + 1:]).replace("\n\n\n", "\n\n", 1)
 
 
 def parse_html(html_text: str) -> Any:
