@@ -168,6 +168,7 @@ ITEM_PIPELINES = {
 EXTENSIONS = {
     "crawler.run.progress.Progress": 500,
     "crawler.extract.pool.ExtractionPool": 100,
+    "crawler.fetch.stopping.Stopping": 0,
 }
 # No console and no remote control: a crawl of other people's sites opens no
 # port that runs code. They are left out of Scrapy's base list, not set to None

@@ -162,3 +162,49 @@ def test_the_lock_of_a_dead_crawl_is_taken_over(server, tmp_path):
     assert f"took over the lock of pid {dead.pid}, which is no longer running" in proc.stderr
     assert Path(f"{db}.lock").read_text() == ""  # released cleanly
     assert count(db, "select count(*) from posts") == POSTS
+
+
+def test_ctrl_c_stops_fetching_at_once_says_so_and_the_next_run_asks_nothing_twice(server, reference, tmp_path):
+    """With a delay between requests, the downloader holds requests waiting for their turn (16 at
+    most); they went out one a second after Ctrl-C. Now only those on the wire finish."""
+    db = tmp_path / "archive.db"
+    server.take_hits()
+    proc = subprocess.Popen([BLOGARCHIVE, *crawl_args(db, server), "--delay", "1"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(db, "select count(*) from posts", 2, proc)
+    interrupted = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    stopped = time.monotonic()
+    first = server.take_hits()
+    assert proc.returncode == 1 and out.startswith("run 1 interrupted: "), err
+    assert [line for line in err.splitlines() if line.startswith("stopping")] == [
+        "stopping: the pages in flight are finished and saved (Ctrl-C again stops at once)"]
+    # one request on the wire at most (one a second): the ones waiting were not sent
+    assert len([h for h in first if h.at > interrupted]) <= 1, [(h.path, h.at - interrupted) for h in first]
+    assert stopped - interrupted < 10  # they were sent one a second before, well over 10 s
+    assert integrity(db) == "ok"
+    again = run_cli(*crawl_args(db, server))
+    assert "resuming run 1, which was interrupted: the pages it fetched are read from the archive" in again.stderr
+    fetched = {h.path for h in first if h.status == 200} - {"/robots.txt"}
+    asked_again = {h.path for h in server.take_hits()} & fetched
+    assert fetched and not asked_again
+    assert snapshot(db) == reference
+
+
+def test_a_second_ctrl_c_stops_at_once_and_the_next_run_completes(server, reference, tmp_path):
+    db = tmp_path / "archive.db"
+    proc = start_crawl(db, server)
+    wait_for(db, "select count(*) from posts", 2, proc)
+    crawl = children(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and out.startswith("run 1 interrupted: "), err
+    assert not any(Path(f"/proc/{pid}").exists() for pid in crawl)  # the crawl's process, killed
+    assert integrity(db) == "ok"
+    run_cli(*crawl_args(db, server))
+    assert snapshot(db) == reference
+    statuses = [r[0] for r in sqlite3.connect(db).execute("select status from crawl_runs order by id")]
+    assert statuses == ["interrupted", "finished"]

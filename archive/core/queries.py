@@ -56,6 +56,12 @@ def list_runs(db: Database, *, limit: int = 20) -> list[dict[str, Any]]:
     return list(db.query("select * from crawl_runs order by id desc limit ?", [limit]))
 
 
+def interrupted_run(db: Database) -> dict[str, Any] | None:
+    """The last run that ended, when it was interrupted (Ctrl-C, a crash): the next one resumes it."""
+    last = list(db.query("select id, status, started_at from crawl_runs where status != 'running' order by id desc limit 1"))
+    return last[0] if last and last[0]["status"] == "interrupted" else None
+
+
 def get_run(db: Database, run_id: int) -> dict[str, Any]:
     """One crawl run by id."""
     return dict(db.table("crawl_runs").get(run_id))

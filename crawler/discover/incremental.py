@@ -33,6 +33,7 @@ from scrapy.http import Response
 from scrapy.utils.sitemap import Sitemap
 
 from archive.core.dates import parse_date
+from archive.core.queries import interrupted_run
 from archive.core.urls import normalize_url
 from archive.tables.captures import latest_capture, load_body
 from archive.tables.revisit import due_posts, parse_policy
@@ -58,6 +59,9 @@ class SourcePlan:
     due: list[str] = field(default_factory=list)  # known posts to revalidate in this run
     failed: bool = False  # the source's own URL failed
     cached_entries: dict[str, dict[str, Any]] | None = None
+    # when the interrupted run this one resumes began: what it fetched since is read from the
+    # archive, not asked for again (``crawler.fetch.conditional``)
+    resumed_since: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -200,13 +204,16 @@ def load_plan(db: "Database", source: dict[str, Any], *, mode: str, policy: str)
     pages = {r["url"]: r["kind"] for r in db.query("select url, kind from pages where source_id = ?", [sid])}
     if mode == "full" or not source.get("complete_at"):
         mode = "complete"
+    resume = source.get("run_state") in ("running", "interrupted")
+    interrupted = interrupted_run(db) if resume and mode != "full" else None
     plan = SourcePlan(
         db=db,
         mode=mode,
-        resume=source.get("run_state") in ("running", "interrupted"),
+        resume=resume,
         posts=posts,
         pages=pages,
         feeds=_json_list(source.get("feeds")),
+        resumed_since=interrupted["started_at"] if interrupted else None,
     )
     if not plan.complete:
         rules = parse_policy(source.get("revisit") or policy)

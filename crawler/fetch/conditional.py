@@ -6,7 +6,8 @@ stored body, flagged unchanged, so the spider can skip it. Every body is
 captured (``archive.tables.captures``). Hosts whose validators lie are found and
 noted with the reason; their pages are fetched in full and compared by body
 hash instead. A feed still fresh by its ``Cache-Control``/``Expires`` is not
-requested at all. A document (robots.txt, a seed, a feed, a sitemap) is
+requested at all. A run that resumes an interrupted one reads what that run fetched from
+its captures, without asking again. A document (robots.txt, a seed, a feed, a sitemap) is
 fetched once per run: every later request for it, from whichever source, is
 answered with the first answer. A ``429``/``503`` with ``Retry-After`` pauses the host for
 that long (up to ``ARCHIVE_RETRY_AFTER_MAX`` seconds; beyond, the host is
@@ -92,6 +93,12 @@ class ConditionalMiddleware:
         request.meta[STATE], request.meta[f"{STATE}_url"] = state, url
         if not state or not state["sha256"] or self.full:
             return None
+        since = _resumed_since(request)
+        if since and (state["checked_at"] or "") >= since:
+            cached = self._cached(request, url, state)
+            if cached is not None:
+                self.crawler.stats.inc_value("revisit/resumed")
+                return cached
         if in_future(state["fresh_until"]):
             cached = self._cached(request, url, state)
             if cached is not None:
@@ -257,6 +264,12 @@ def _retry_seconds(value: str) -> float | None:
         return float(value)
     when = _http_date(value)
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds()) if when else None
+
+
+def _resumed_since(request: Request) -> str | None:
+    """When the interrupted run that the request's source resumes began (``SourcePlan.resumed_since``)."""
+    plan = getattr(request.cb_kwargs.get("state"), "plan", None)
+    return getattr(plan, "resumed_since", None)
 
 
 def _fresh_until(response: Response) -> str | None:

@@ -9,7 +9,6 @@ that process writes the archive; with several (``crawler.run.processes``),
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -20,14 +19,14 @@ from urllib.parse import urlsplit
 
 from archive.core.db import ArchiveError, open_archive
 from archive.core.lock import close_stale_runs
-from archive.core.queries import find_sources, get_run, list_runs, list_sources
+from archive.core.queries import find_sources, get_run, interrupted_run, list_runs, list_sources
 from archive.core.urls import host_of
 from archive.tables.writer import ArchiveWriter
 from archive.tables.writes import ensure_source, finish_run, run_status, start_run
 
 from crawler.memory import DEFAULT_MB, extract_workers
 from crawler.run.coordinator import ClusterConfig, ClusterUnavailable, Coordinator, connect
-from crawler.run.processes import run_processes, split_by_host
+from crawler.run.processes import Forwarder, run_processes, split_by_host
 
 # Seconds between progress lines of a crawl of several processes.
 PROGRESS_INTERVAL = 5.0
@@ -106,6 +105,11 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
             added = [ensure_source(db, url) for url in urls]
     except ValueError as e:
         raise ArchiveError(str(e)) from e
+    close_stale_runs(db)  # the lock is ours: a run left running by a dead crawl was interrupted
+    interrupted = interrupted_run(db)
+    if interrupted and not options.quiet and options.mode != "full":
+        print(f"resuming run {interrupted['id']}, which was interrupted: the pages it fetched are read "
+              "from the archive, not fetched again", file=sys.stderr, flush=True)
     last_run = db.execute("select coalesce(max(id), 0) from crawl_runs").fetchone()[0]
     settings = crawl_settings(db_path, options, source_delays(db, options.host_map), lock=lock)
     env = {**MALLOC, **os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
@@ -115,7 +119,7 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
         last_run -= 1
     elif options.processes == 1:
         db.close()
-        returncode = run_forwarding_signals(crawl_command(settings, options, urls=urls), env, lock)
+        returncode = run_forwarding_signals(crawl_command(settings, options, urls=urls), env, lock, db_path)
     else:
         returncode = _run_processes(db, added if urls else find_sources(db), settings, options, env, lock)
     try:
@@ -242,16 +246,16 @@ def source_delays(db: Any, host_map: dict[str, str]) -> dict[str, dict[str, floa
     return slots
 
 
-def run_forwarding_signals(command: list[str], env: dict[str, str], lock: int) -> int:
-    """Run the crawl in its own session; pass SIGTERM and SIGINT on, so it stops cleanly."""
+def run_forwarding_signals(command: list[str], env: dict[str, str], lock: int, db_path: str) -> int:
+    """Run the crawl in its own session; pass SIGTERM and SIGINT on, so it stops cleanly
+    (``Forwarder``). A crawl killed by a second Ctrl-C has its run marked interrupted here."""
     proc = subprocess.Popen(command, env=env, pass_fds=(lock,), start_new_session=True)
-
-    def forward(signum: int, frame: Any) -> None:
-        proc.send_signal(signum)
-
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        return proc.wait()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    with Forwarder([proc]) as forwarder:
+        returncode = proc.wait()
+    if forwarder.killed:
+        db = open_archive(db_path)
+        try:
+            close_stale_runs(db)  # the lock is still ours
+        finally:
+            db.close()
+    return returncode

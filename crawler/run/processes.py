@@ -7,7 +7,9 @@ archive's one writer (``archive.tables.writer.serve_writes``) and applies them i
 the order they arrive, in one transaction order.
 """
 
+import contextlib
 import heapq
+import os
 import signal
 import subprocess
 import time
@@ -17,6 +19,41 @@ from typing import Any
 
 from archive.core.urls import host_of
 from archive.tables.writer import ArchiveWriter, Link, serve_writes
+
+# Said once on the first Ctrl-C (written as bytes: a signal handler may interrupt a print).
+STOPPING = b"stopping: the pages in flight are finished and saved (Ctrl-C again stops at once)\n"
+
+
+class Forwarder:
+    """SIGTERM and SIGINT passed on to the crawl's processes, while in a ``with`` block. The first
+    Ctrl-C asks them to stop, and one line says so; a second one kills them and their extraction
+    workers at once (``killed``): what they had not committed is fetched again by the next run."""
+
+    def __init__(self, procs: list[subprocess.Popen]):
+        self.procs = procs
+        self.interrupted = self.killed = False
+        self._previous: dict[int, Any] = {}
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if signum == signal.SIGINT:
+            if self.interrupted:
+                self.killed = True
+                for proc in self.procs:  # each leads a session of its own, its workers in it
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                return
+            self.interrupted = True
+            os.write(2, STOPPING)
+        for proc in self.procs:
+            proc.send_signal(signum)
+
+    def __enter__(self) -> "Forwarder":
+        self._previous = {sig: signal.signal(sig, self) for sig in (signal.SIGTERM, signal.SIGINT)}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
 
 
 def host_key(source: dict[str, Any], host_map: dict[str, str]) -> str:
@@ -55,7 +92,7 @@ def run_processes(commands: list[list[str]], env: dict[str, str], lock: int, wri
     """Run the crawl processes, serving their writes, until every one has ended.
 
     Each command gets ``-s ARCHIVE_WRITER_FD=FD``, its end of a socket to the
-    writer. SIGTERM and SIGINT are passed on to every process.
+    writer. SIGTERM and SIGINT are passed on to every process (``Forwarder``).
 
     Returns:
         The processes' exit codes, and the reasons their crawls closed with
@@ -70,20 +107,14 @@ def run_processes(commands: list[list[str]], env: dict[str, str], lock: int, wri
         theirs.close()
         links.append(Link(ours))
 
-    def forward(signum: int, frame: Any) -> None:
-        for proc in procs:
-            proc.send_signal(signum)
-
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        shown = time.monotonic()
-        for _ in serve_writes(writer, links):
-            if on_progress and time.monotonic() - shown >= progress_interval:
-                shown = time.monotonic()
-                on_progress({key: sum(link.progress.get(key, 0) for link in links) for key in ("pages", "posts", "errors")})
-        return [proc.wait() for proc in procs], [link.closed for link in links]
+        with Forwarder(procs):
+            shown = time.monotonic()
+            for _ in serve_writes(writer, links):
+                if on_progress and time.monotonic() - shown >= progress_interval:
+                    shown = time.monotonic()
+                    on_progress({key: sum(link.progress.get(key, 0) for link in links) for key in ("pages", "posts", "errors")})
+            return [proc.wait() for proc in procs], [link.closed for link in links]
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         for link in links:
             link.conn.close()

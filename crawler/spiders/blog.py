@@ -52,6 +52,7 @@ from crawler.extract.post_page import PostPage
 from crawler.fetch.hostdown import HostDown
 from crawler.fetch.media_ledger import POSTS, MediaRefused, ledger_for
 from crawler.fetch.middlewares import NETWORK_FAILURES, TooLarge, network_kind
+from crawler.fetch.stopping import NotSent
 from crawler.items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
 from crawler.judge.encoding import html_encoding
 from crawler.judge.pages import (
@@ -662,6 +663,8 @@ class BlogSpider(Spider):
         yield CrawlError(state.id, url, "media", f"{message} (shown by {request.meta[POSTS][0]})")
 
     def on_error(self, failure: Failure) -> Iterator[Any]:
+        if failure.check(NotSent):
+            return  # waiting for its turn when the crawl was asked to stop: the next run asks again
         request = failure.request
         state: SourceState = request.cb_kwargs["state"]
         if failure.check(HttpError):

@@ -203,7 +203,7 @@ class ArchivePipeline:
             sources=sorted(self.sources),
             pages=get("response_received_count", 0),
             requests=get("revisit/requests", 0),
-            not_modified=sum(get(f"revisit/{k}", 0) for k in ("not_modified", "fresh", "same_body")),
+            not_modified=sum(get(f"revisit/{k}", 0) for k in ("not_modified", "fresh", "same_body", "resumed")),
             extractions=get("extract/count", 0),
             versions=get("archive/versions", 0),
         )
