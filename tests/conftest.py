@@ -138,6 +138,38 @@ def example_archive(site_server: StaticServer, tmp_path_factory: pytest.TempPath
     return db
 
 
+def copy_archive(db: Path, to: Path) -> Path:
+    """A copy of the archive ``db`` (its committed state, WAL included) at ``to``."""
+    source, target = sqlite3.connect(db), sqlite3.connect(to)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    return to
+
+
+@pytest.fixture(scope="session")
+def real_blog_archive(tmp_path_factory: pytest.TempPathFactory):
+    """``real_blog_archive(NAME, TO)``: a copy at ``TO`` of the real blog NAME of ../shared crawled
+    with the default options, from its own copy served on 127.0.0.1; each blog is crawled once
+    in a session (test_real_blogs_recrawl and test_warc_roundtrip start from the same first crawl)."""
+    from truth import REAL_BLOGS, blog_info
+
+    crawled: dict[str, Path] = {}
+
+    def copy(name: str, to: Path) -> Path:
+        if name not in crawled:
+            info = blog_info(name)
+            db = tmp_path_factory.mktemp(f"real-{name}") / "archive.db"
+            with StaticServer(REAL_BLOGS / name / "site") as server:
+                run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}))
+            crawled[name] = db
+        return copy_archive(crawled[name], to)
+
+    return copy
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "archive.db"

@@ -23,13 +23,12 @@ def table(db: Path, sql: str) -> list[tuple]:
 
 
 @pytest.fixture(scope="module", params=blog_names() if REAL_BLOGS.is_dir() else [])
-def recrawled(request, tmp_path_factory) -> dict:
+def recrawled(request, tmp_path_factory, real_blog_archive) -> dict:
     name = request.param
     info = blog_info(name)
-    db = tmp_path_factory.mktemp(name) / "archive.db"
+    db = real_blog_archive(name, tmp_path_factory.mktemp(name) / "archive.db")  # the first crawl
     with StaticServer(REAL_BLOGS / name / "site") as server:
         args = crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]})
-        run_cli(*args)
         first = table(db, "select * from posts order by id")
         run_cli(*args)
         second = table(db, "select * from posts order by id")

@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import StaticServer, crawl_args, rows, run_cli
+from conftest import crawl_args, rows, run_cli
 from testblogs import all_blogs
-from truth import REAL_BLOGS, blog_info, blog_names
+from truth import REAL_BLOGS, blog_names
 
 BLOGS = {blog.name: blog for blog in all_blogs()}
 REAL = blog_names() if REAL_BLOGS.is_dir() else []
@@ -37,13 +37,11 @@ def round_trip(db: Path) -> Path:
 
 
 @pytest.fixture(scope="module", params=[*sorted(BLOGS), *(f"real/{name}" for name in REAL)])
-def archives(request, tmp_path_factory) -> tuple[Path, Path]:
+def archives(request, tmp_path_factory, real_blog_archive) -> tuple[Path, Path]:
     name = request.param
     db = tmp_path_factory.mktemp(name.replace("/", "-")) / "archive.db"
     if name.startswith("real/"):
-        info = blog_info(name[5:])
-        with StaticServer(REAL_BLOGS / name[5:] / "site") as server:
-            run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}))
+        real_blog_archive(name[5:], db)
     else:
         blog = BLOGS[name]
         with blog.serve() as server:
