@@ -24,6 +24,7 @@ from trafilatura.settings import Document, Extractor
 from trafilatura.xml import xmltotxt
 
 from archive.core.dates import parse_date
+from archive.core.langs import iso639_1
 
 from crawler.extract.article_media import article_media
 from crawler.extract.post_page import PostPage
@@ -525,8 +526,8 @@ def _html_to_text(fragment: str) -> str:
 
 
 def detect_lang(text: str, declared: str | None) -> str | None:
-    """The text's language (ISO 639-1): its script when that is CJK, else py3langid's
-    guess, which the page's ``lang`` settles when the text is too short to tell."""
+    """The text's language (ISO 639-1, ``archive.core.langs``): its script when that is CJK, else
+    py3langid's guess, which the page's ``lang`` settles when the text is too short to tell."""
     sample = text[:5000]
     cjk = len(CJK.findall(sample))
     latin = sum(len(w) for w in LATIN_WORD.findall(sample))
@@ -534,11 +535,11 @@ def detect_lang(text: str, declared: str | None) -> str | None:
         if KANA.search(sample):
             return "ja"
         return "ko" if len(HANGUL.findall(sample)) > cjk / 2 else "zh"
-    code = (declared or "").split("-")[0].split("_")[0].lower() or None
+    code = iso639_1(declared)
     if latin < MIN_LANGID_CHARS:
         return None if code in {"zh", "ja", "ko"} else code
     guess, _ = py3langid.classify(sample)
-    return str(guess)
+    return iso639_1(str(guess))
 
 
 def word_count(text: str) -> int:
