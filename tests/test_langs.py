@@ -5,16 +5,22 @@ py3langid names Cantonese ``yue`` and Wu ``wuu``; a page may declare ``cmn-Hans-
 ``ms``), so that filtering on ``zh`` finds every Chinese post. The posts below are real text:
 a Cantonese and a Shanghainese post mostly of code (the text py3langid reads), a Mandarin,
 a Japanese and a Korean post, and a Malay note too short to guess (the page's ``lang`` says).
+An archive's posts labelled so before are folded when it is opened.
 """
 
 import html
+import sqlite3
 from dataclasses import dataclass
 
 import pytest
 from blogsite import RouteServer, html_page, xml_page
 from conftest import crawl_args, rows, run_cli
+from sqlite_utils import Database
 
+from archive import open_archive
 from archive.core.langs import iso639_1
+from archive.core.schema import migrations
+from archive.search.index import register_functions
 
 from crawler.extract.post import extract_post
 
@@ -149,3 +155,17 @@ def test_crawled_chinese_posts_are_zh(tmp_path) -> None:
     chinese = rows(db, "select url from posts where lang = 'zh'")
     assert len(chinese) == 3
 
+
+def test_an_archive_from_before_is_folded(db_path) -> None:
+    old = Database(sqlite3.connect(db_path))
+    register_functions(old.conn)  # the posts' triggers index their words
+    migrations.apply(old, stop_before="fold_post_languages")
+    old["sources"].insert({"id": 1, "name": "blog", "url": "https://blog.test/", "scope": "https://blog.test/", "enabled": 1})
+    before = {1: "wuu", 2: "yue", 3: "zh", 4: "cmn", 5: "en", 6: "zsm", 7: None, 8: "gom"}
+    old["posts"].insert_all({"id": i, "source_id": 1, "url": f"https://blog.test/p/{i}", "title": f"post {i}",
+                             "text": "内存", "lang": lang} for i, lang in before.items())
+    old.close()
+    db = open_archive(db_path)
+    assert migrations.pending(db) == []
+    assert dict(db.execute("select id, lang from posts order by id").fetchall()) == {
+        1: "zh", 2: "zh", 3: "zh", 4: "zh", 5: "en", 6: "ms", 7: None, 8: "gom"}
