@@ -15,7 +15,7 @@ class BlogPost:
     summary: str | None = None  # feed summary or meta description
     text: str | None = None  # main text, plain
     markdown: str | None = None  # main text with Markdown structure
-    lang: str | None = None  # ISO 639-1 code
+    lang: str | None = None  # ISO 639-1 code (archive.core.langs)
     tags: list[str] = field(default_factory=list)
     word_count: int | None = None  # words, or CJK characters, of the text
     categories: list[str] = field(default_factory=list)  # where the blog keeps them apart from tags

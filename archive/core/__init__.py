@@ -1,1 +1,1 @@
-"""Core: the archive file itself (schema and migrations, opening it, the crawl lock), URL and date identity, and plain reads."""
+"""Core: the archive file itself (schema and migrations, opening it, the crawl lock), URL, date and language identity, and plain reads."""

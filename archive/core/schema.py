@@ -7,6 +7,7 @@ never edited, a new one is appended instead.
 from sqlite_utils import Database, Migrations
 
 from archive.core.copies import text_key
+from archive.core.langs import iso639_1
 from archive.search.index import register_functions
 
 migrations = Migrations("blogarchive")
@@ -363,6 +364,14 @@ def add_post_copies(db: Database) -> None:
     db.conn.create_function("text_key", 2, text_key, deterministic=True)
     db.execute("update posts set text_hash = text_key(title, text) where text is not null")
     db["posts"].create_index(["source_id", "text_hash"])
+
+
+@migrations()
+def fold_post_languages(db: Database) -> None:
+    # posts.lang is ISO 639-1 (archive/core/langs.py): a code a guess or a page gave in another form
+    # (wuu and yue, Chinese languages; cmn-Hans; zsm, Malay) becomes its language's or macrolanguage's
+    db.conn.create_function("iso639_1", 1, iso639_1, deterministic=True)
+    db.execute("update posts set lang = iso639_1(lang) where lang is not iso639_1(lang)")
 
 
 def ensure_schema(db: Database) -> None:

@@ -14,16 +14,17 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
-from typing import Any
+from typing import Any, cast
 
 import py3langid
 from lxml import html as lxml_html
 from parsel import Selector
 from trafilatura import bare_extraction
-from trafilatura.settings import Extractor
+from trafilatura.settings import Document, Extractor
 from trafilatura.xml import xmltotxt
 
 from archive.core.dates import parse_date
+from archive.core.langs import iso639_1
 
 from crawler.extract.article_media import article_media
 from crawler.extract.post_page import PostPage
@@ -195,7 +196,7 @@ def extract_post(
         drop_furniture(root)
         page_body = root.find("body")
         post.media = article_media(root if page_body is None else page_body, url, og_image)
-        doc = bare_extraction(root, options=options)
+        doc = extraction(root, options)
     if post.protected:
         post.text = post.markdown = ""
         post.provenance.append({"field": "text", "value": post.protected, "origin": "page", "chosen": 1})
@@ -212,6 +213,7 @@ def extract_post(
         if not post.text and article is None:
             logger.debug("no article: %s", url)
             return None
+    assert post.text is not None  # the page's, the feed's or the marked body's text, or "" (protected)
     if doc is not None:
         # read from the article alone, trafilatura's title would be the body's first heading
         guessed = (("author", doc.author), ("published", doc.date)) + ((("title", doc.title),) if article is None else ())
@@ -237,17 +239,17 @@ class WholePage:
     hidden_chars: int = 0
     site_words: bool = False  # whether to read the words of the site's furniture (``site``)
     site: Counter[str] | None = None  # ... its menus, sidebars, header and footer, once read
-    _doc: Any = None
+    _doc: Document | None = None
     _read: bool = False
 
-    def doc(self) -> Any:
+    def doc(self) -> Document | None:
         """trafilatura's document for it, or None when it finds no text (read once), and the
         words of its elements a reader never sees (``unseen``)."""
         if not self._read:
             options = copy.copy(EXTRACTOR)
             options.url = options.source = self.url
             options.with_metadata = False  # the page's metadata is read once, from our own document
-            found = bare_extraction(self.tree, options=options)  # it reads a copy of the tree
+            found = extraction(self.tree, options)  # it reads a copy of the tree
             self._doc, self._read = (found if found is not None and found.body is not None else None), True
             self.hidden = Counter()
             for el in self.tree.iter():
@@ -277,7 +279,7 @@ class WholePage:
     def site_text(self, text: str) -> bool:
         """True when ``text`` is mostly words of the site's menus, sidebars, header and footer
         (read only for a page whose marked body is empty: an empty post, not a lost one)."""
-        return bool(self.site) and _mostly(text, self.site)
+        return bool(self.site and _mostly(text, self.site))
 
 
 def _mostly(text: str, among: Counter[str]) -> bool:
@@ -320,7 +322,7 @@ def readable(whole: WholePage | None) -> bool:
     return collapsed_length(text) >= GUARD_MIN_CHARS and not PROTECTED_TEXT.search(text) and not CIPHERTEXT.search(text)
 
 
-def guard(post: BlogPost, whole: WholePage | None, *, floor: int = GUARD_MIN_CHARS) -> Any:
+def guard(post: BlogPost, whole: WholePage | None, *, floor: int = GUARD_MIN_CHARS) -> Document | None:
     """Keep trafilatura's text of the whole page (``whole``) instead of the post's when the post's
     is empty, under ``GUARD_SHARE`` of it (of ``floor`` characters or more) or under
     ``GUARD_LONG_SHARE`` of it (of ``GUARD_LONG_CHARS`` or more); the choice and its reason go to
@@ -358,7 +360,7 @@ def guard(post: BlogPost, whole: WholePage | None, *, floor: int = GUARD_MIN_CHA
     return doc
 
 
-def _extract_article(page: Any, options: Extractor) -> tuple[Any, str | None]:
+def _extract_article(page: Any, options: Extractor) -> tuple[Document | None, str | None]:
     """trafilatura's document for a page that holds the article alone; a huge article is
     extracted in parts (each of its blocks whole, in order) and their texts joined: its
     Markdown as the document's text, and its plain text (else None: read from the body)."""
@@ -377,8 +379,10 @@ def _extract_article(page: Any, options: Extractor) -> tuple[Any, str | None]:
         short = parts.pop()  # no short last part, which trafilatura would read on its own terms
         parts[-1] += short
     if len(parts) < 2:
-        return bare_extraction(page, options=options), None
-    doc, markdown, plain = None, [], []
+        return extraction(page, options), None
+    doc: Document | None = None
+    markdown: list[str | None] = []
+    plain: list[str] = []
     rest = copy.copy(options)
     rest.with_metadata = False  # the metadata is the first part's (and the page's): read once
     for i in range(len(parts)):
@@ -387,8 +391,8 @@ def _extract_article(page: Any, options: Extractor) -> tuple[Any, str | None]:
             piece.append(page.find("head"))  # the metadata trafilatura reads is in the first part
         holder = lxml_html.etree.SubElement(lxml_html.etree.SubElement(piece, "body"), "article")
         holder.extend(parts[i])  # moved, not copied: the parts together hold what the article held
-        parts[i] = None  # once extracted, a part's markup is let go: the page shrinks as its text grows
-        found = bare_extraction(piece, options=options if i == 0 else rest)
+        parts[i] = []  # once extracted, a part's markup is let go: the page shrinks as its text grows
+        found = extraction(piece, options if i == 0 else rest)
         del piece, holder
         if found is None or found.body is None:
             continue
@@ -396,7 +400,7 @@ def _extract_article(page: Any, options: Extractor) -> tuple[Any, str | None]:
         # its plain text read from the part's body at once, the body then let go: read from the
         # whole body at the end (the same text), a 15 MB post took about 50 MB more
         plain.append(xmltotxt(found.body, False))
-        found.body = None
+        found.body = lxml_html.etree.Element("body")  # trafilatura's empty body, as a document without one holds
         if doc is None:
             doc = found
     if doc is None:
@@ -409,7 +413,7 @@ def _extract_article(page: Any, options: Extractor) -> tuple[Any, str | None]:
     return doc, "\n".join(t for t in plain if t)
 
 
-def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any], plain: str | None = None) -> None:
+def _choose_text(post: BlogPost, doc: Document | None, entry: dict[str, Any], plain: str | None = None) -> None:
     page_markdown = doc.text if doc is not None else None
     page_text = plain if plain is not None else xmltotxt(doc.body, False) if doc is not None else None
     feed_html = entry.get("content")
@@ -418,7 +422,7 @@ def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any], plain: str | N
     feed_text = " ".join(feed.xpath("string(//article)").split()) if feed is not None else ""
     page_chars = collapsed_length(page_text or "") if feed_text else 0
     if feed_text and len(feed_text) > FEED_TEXT_RATIO * page_chars:
-        feed_doc = bare_extraction(feed, options=EXTRACTOR)
+        feed_doc = extraction(feed, EXTRACTOR)
         post.markdown = feed_doc.text if feed_doc is not None else feed_text
         post.text = xmltotxt(feed_doc.body, False) if feed_doc is not None else feed_text
         reason = f"feed content ({len(feed_text)} characters; the page gave {page_chars})"
@@ -427,6 +431,12 @@ def _choose_text(post: BlogPost, doc: Any, entry: dict[str, Any], plain: str | N
         post.text, post.markdown = page_text, page_markdown
         if page_text:
             post.provenance.append({"field": "text", "value": f"{len(page_text)} characters", "origin": "page", "chosen": 1})
+
+
+def extraction(tree: Any, options: Extractor) -> Document | None:
+    """trafilatura's document of ``tree``, or None when it finds no text."""
+    # a Document: the dict trafilatura's hints also name is as_dict's, never asked for here
+    return cast(Document | None, bare_extraction(tree, options=options))
 
 
 def collapsed_length(text: str) -> int:
@@ -541,8 +551,8 @@ def _html_to_text(fragment: str) -> str:
 
 
 def detect_lang(text: str, declared: str | None) -> str | None:
-    """The text's language (ISO 639-1): its script when that is CJK, else py3langid's
-    guess, which the page's ``lang`` settles when the text is too short to tell."""
+    """The text's language (ISO 639-1, ``archive.core.langs``): its script when that is CJK, else
+    py3langid's guess, which the page's ``lang`` settles when the text is too short to tell."""
     sample = text[:5000]
     cjk = len(CJK.findall(sample))
     latin = sum(len(w) for w in LATIN_WORD.findall(sample))
@@ -550,11 +560,11 @@ def detect_lang(text: str, declared: str | None) -> str | None:
         if KANA.search(sample):
             return "ja"
         return "ko" if len(HANGUL.findall(sample)) > cjk / 2 else "zh"
-    code = (declared or "").split("-")[0].split("_")[0].lower() or None
+    code = iso639_1(declared)
     if latin < MIN_LANGID_CHARS:
         return None if code in {"zh", "ja", "ko"} else code
     guess, _ = py3langid.classify(sample)
-    return str(guess)
+    return iso639_1(str(guess))
 
 
 def word_count(text: str) -> int:

@@ -52,6 +52,8 @@ def work(conn: Connection, timeout: float) -> None:
             return
         if page is None:
             return
+        body: bytes | None  # each let go once read (below)
+        html: str | None
         try:
             body = conn.recv_bytes()
         except EOFError:

@@ -40,7 +40,7 @@ class Stopping:
         from twisted.internet import reactor  # the one Scrapy installed
 
         # once the reactor runs: Scrapy installs its own handlers as it starts
-        reactor.callLater(0, self._wrap_handlers)
+        reactor.callFromThread(self._wrap_handlers)
 
     def _wrap_handlers(self) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):

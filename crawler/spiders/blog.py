@@ -102,7 +102,7 @@ class BlogSpider(Spider):
             raise ValueError(f"mode is incremental, recheck or full, not {mode!r}")
         self.states: list[SourceState] = []
 
-    async def start(self) -> AsyncIterator[Request | CrawlError]:
+    async def start(self) -> AsyncIterator[Request | CrawlError | SourceUpdate]:
         db = self.store.db
         if self.seed_urls:
             sources = self.store.write_now(ensure_sources, self.seed_urls)
@@ -549,8 +549,8 @@ class BlogSpider(Spider):
         entry = state.entries.get(url_key(url))
         if entry is None and state.plan:
             entry = state.plan.cached_entry(url, state.own, state.sections, state.scope)
-        if entry and state.own(entry["url"]) != url:
-            aliases.append({"alias": state.own(entry["url"]), "why": "feed link"})
+        if entry and (link := state.own(entry["url"])) and link != url:  # an entry is kept under its own URL
+            aliases.append({"alias": link, "why": "feed link"})
         late = response.meta.get(LATE_ENTRY)  # a page judged and learned from already
         if not late:
             state.note_date(evidence.published)
@@ -632,21 +632,22 @@ class BlogSpider(Spider):
                         content_type=content_type, size=len(response.body), width=width, height=height)
 
     def on_media_error(self, failure: Failure) -> Iterator[Any]:
-        request = failure.request
+        request = _failed_request(failure)
         state: SourceState = request.cb_kwargs["state"]
         url = request.cb_kwargs["url"]
-        if failure.check(MediaRefused):
-            status, message = failure.value.status, str(failure.value)
-        elif failure.check(HttpError) and failure.value.response.status == 304:
+        error = failure.value
+        if isinstance(error, MediaRefused):
+            status, message = error.status, str(error)
+        elif isinstance(error, HttpError) and error.response.status == 304:
             return  # unchanged, and its body not at hand: a cluster job's plan holds no image's body
-        elif failure.check(HttpError):
-            status = message = f"HTTP {failure.value.response.status}"
-        elif failure.check(HostDown):
+        elif isinstance(error, HttpError):
+            status = message = f"HTTP {error.response.status}"
+        elif isinstance(error, HostDown):
             # one row for the host, none for each image: each is asked for again by the next run
             self.crawler.stats.inc_value("media/deferred")
             yield MediaFile(url, state.id, DEFERRED)
-            if failure.value.first:
-                yield CrawlError(state.id, url, "host-down", f"{failure.value}: its images are asked for by the next run")
+            if error.first:
+                yield CrawlError(state.id, url, "host-down", f"{error}: its images are asked for by the next run")
             return
         else:
             status, message = _error_kind(failure), _error_message(failure)
@@ -663,14 +664,15 @@ class BlogSpider(Spider):
         yield CrawlError(state.id, url, "media", f"{message} (shown by {request.meta[POSTS][0]})")
 
     def on_error(self, failure: Failure) -> Iterator[Any]:
-        if failure.check(NotSent):
+        if isinstance(failure.value, NotSent):
             return  # waiting for its turn when the crawl was asked to stop: the next run asks again
-        request = failure.request
+        request = _failed_request(failure)
         state: SourceState = request.cb_kwargs["state"]
-        if failure.check(HttpError):
-            status = failure.value.response.status
+        error = failure.value
+        if isinstance(error, HttpError):
+            status = error.response.status
             # the known post asked for, whichever signal made it due (or where its redirect led)
-            known = [u for u in (state.own(failure.value.response.url), state.own(_original_url(request)))
+            known = [u for u in (state.own(error.response.url), state.own(_original_url(request)))
                      if state.plan and u in state.plan.posts]
             if status in (404, 410) and known:
                 yield PostGone(known[0], state.id)
@@ -775,6 +777,11 @@ def _original_url(request: Request) -> str:
     return mapped[0] if mapped and mapped[1] == request.url else request.url
 
 
+def _failed_request(failure: Failure) -> Request:
+    """The request an errback's failure is of, which Scrapy sets on the failure."""
+    return failure.request  # type: ignore[attr-defined]  # Scrapy's own attribute: Twisted's class types none
+
+
 def _error_kind(failure: Failure) -> str:
     message = _error_message(failure)
     if failure.check(HostDown):
@@ -786,6 +793,7 @@ def _error_kind(failure: Failure) -> str:
         if message.startswith("truncated"):
             return "truncated"
         return "robots" if "robots.txt" in message else "refused" if message.startswith("refused") else "ignored"
+    assert failure.value is not None  # a Failure is made of an exception: Twisted's hints allow none
     return network_kind(failure.value)
 
 
