@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,7 @@ from urllib.parse import urlsplit
 
 from archive.core.db import ArchiveError, open_archive
 from archive.core.lock import close_stale_runs
-from archive.core.queries import find_sources, get_run, list_runs, list_sources
+from archive.core.queries import find_sources, get_run, list_runs, list_sources, run_errors
 from archive.core.urls import host_of
 from archive.tables.writer import ArchiveWriter
 from archive.tables.writes import ensure_source, finish_run, run_status, start_run
@@ -57,12 +58,13 @@ class CrawlOptions:
 
 @dataclass
 class CrawlOutcome:
-    """A finished crawl: its run, how long it took, the sources that failed."""
+    """A finished crawl: its run, how long it took, its errors, the sources that failed."""
 
     run: dict[str, Any]
     seconds: float
     failed: list[dict[str, Any]]  # the run's sources whose crawl failed
     returncode: int  # the crawl process's
+    errors: Counter[str] = field(default_factory=Counter)  # "blog", "other hosts" (archive.core.queries.run_errors)
 
     @property
     def ok(self) -> bool:
@@ -73,7 +75,8 @@ class CrawlOutcome:
         run = self.run
         return (
             f"run {run['id']} {run['status']}: posts {run['posts_new']} new, {run['posts_updated']} updated, "
-            f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {run['errors']} errors, "
+            f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {self.errors['blog']} errors on the blogs, "
+            f"{self.errors['other hosts']} on other hosts, "
             f"{self.seconds:.1f} seconds; {run['requests'] or 0} requests, "
             f"{run['not_modified'] or 0} not modified, {run['extractions'] or 0} extractions, {run['versions'] or 0} new versions"
         )
@@ -128,8 +131,9 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
     run = get_run(db, runs[0]["id"])
     run_sources = set(json.loads(run["sources"] or "[]"))
     failed = [s for s in list_sources(db) if s["id"] in run_sources and s["last_status"] == "failed"]
+    errors = sum(run_errors(db, run["id"]).values(), Counter())
     db.close()
-    return CrawlOutcome(run=run, seconds=time.monotonic() - started, failed=failed, returncode=returncode)
+    return CrawlOutcome(run=run, seconds=time.monotonic() - started, failed=failed, returncode=returncode, errors=errors)
 
 
 def crawl_command(settings: dict[str, str], options: CrawlOptions, *, urls: tuple[str, ...] = (),
