@@ -202,6 +202,7 @@ def test_each_network_failure_is_one_line_and_one_row_that_names_its_kind(tmp_pa
     rows = dict(sqlite3.connect(tmp_path / "a.db").execute("select url, message from crawl_errors").fetchall())
     assert sorted(rows) == sorted(seeds.values())
     for kind, url in seeds.items():
-        assert f"unreachable ({kind}: " in rows[url], rows[url]
+        assert "is down for the rest of this run" in rows[url] and f"({kind}: " in rows[url], rows[url]
+        assert "robots" not in rows[url]  # what happened to the host, not a rule of its robots.txt
         host = url.split("/")[2]
         assert sum(host in line for line in proc.stderr.splitlines() if "ERROR" in line) == 1, proc.stderr
