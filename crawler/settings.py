@@ -58,6 +58,8 @@ ARCHIVE_LOCK_FD = None
 # to blogarchive, the archive's one writer, through which every write goes.
 ARCHIVE_RUN_ID = None
 ARCHIVE_WRITER_FD = None
+# Set by `blogarchive crawl` on a terminal: a pipe for the crawl's counts (crawler/run/progress.py).
+ARCHIVE_PROGRESS_FD = None
 # Set by `blogarchive crawl --cluster` for each job it schedules on a Scrapyd
 # node: the run's keys in Redis (REDIS_URL, scrapy-redis's setting), the job,
 # the host it leases, and the lease's length in seconds (renewed every second).

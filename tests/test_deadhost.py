@@ -100,5 +100,5 @@ def test_an_image_host_that_refuses_connections_is_down_too(tmp_path):
     conn = sqlite3.connect(tmp_path / "a.db")
     assert conn.execute("select status, count(*) from media group by status").fetchall() == [("deferred", IMAGES)]
     [(kind, message)] = conn.execute("select kind, message from crawl_errors").fetchall()
-    assert kind == "host-down" and "robots.txt unreachable (refused: " in message
+    assert kind == "host-down" and "it refuses connections (refused: " in message
     assert stats["hosts/down"] == 1

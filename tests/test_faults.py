@@ -167,7 +167,11 @@ def test_a_host_that_does_not_resolve_is_one_recorded_error_and_no_traceback(tmp
     assert "Traceback" not in proc.stderr, proc.stderr
     assert "no-such-blog.invalid" in proc.stderr
     errors = sqlite3.connect(db).execute("select kind, message from crawl_errors").fetchall()
-    assert [kind for kind, _ in errors] == ["seed"] and "unreachable" in errors[0][1]
+    # said as what happened to the host, not as a refusal of its robots.txt
+    [(kind, message)] = errors
+    assert kind == "seed" and "no-such-blog.invalid is down" in message and "its name does not resolve" in message
+    assert "robots" not in message
+    assert "its name does not resolve" in proc.stderr
 
 
 def test_each_network_failure_is_one_line_and_one_row_that_names_its_kind(tmp_path):
@@ -198,6 +202,7 @@ def test_each_network_failure_is_one_line_and_one_row_that_names_its_kind(tmp_pa
     rows = dict(sqlite3.connect(tmp_path / "a.db").execute("select url, message from crawl_errors").fetchall())
     assert sorted(rows) == sorted(seeds.values())
     for kind, url in seeds.items():
-        assert f"unreachable ({kind}: " in rows[url], rows[url]
+        assert "is down for the rest of this run" in rows[url] and f"({kind}: " in rows[url], rows[url]
+        assert "robots" not in rows[url]  # what happened to the host, not a rule of its robots.txt
         host = url.split("/")[2]
         assert sum(host in line for line in proc.stderr.splitlines() if "ERROR" in line) == 1, proc.stderr

@@ -11,6 +11,7 @@ import click
 
 from archive import ArchiveError, ensure_source
 from archive.cli.common import EXIT_LOCKED, ConfigError, db_option, open_db
+from archive.cli.progress import crawl_display
 from archive.core.db import check_writable
 from archive.core.lock import CrawlLocked, acquire_lock, release_lock
 from archive.core.urls import host_of, is_http_url, parse_host_map
@@ -80,15 +81,17 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
     try:
         if stale:
             click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
-        options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages,
-                               mode="recheck" if recheck else "full" if full else None,
-                               quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
-                               on_progress=None if quiet else lambda line: click.echo(line, err=True),
-                               cluster=_cluster(cluster_config, nodes, redis_url),
-                               settings=_media_settings(media, media_max_mb)
-                               | ({} if workers is None else {"ARCHIVE_EXTRACT_WORKERS": str(workers)})
-                               | ({} if memory_mb is None else {"ARCHIVE_MEMORY_MB": str(memory_mb)}))
-        _report(_launch(db_path, urls, options, lock))
+        with crawl_display(quiet) as display:
+            options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages,
+                                   mode="recheck" if recheck else "full" if full else None,
+                                   quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
+                                   cluster=_cluster(cluster_config, nodes, redis_url),
+                                   settings=_media_settings(media, media_max_mb)
+                                   | ({} if workers is None else {"ARCHIVE_EXTRACT_WORKERS": str(workers)})
+                                   | ({} if memory_mb is None else {"ARCHIVE_MEMORY_MB": str(memory_mb)}),
+                                   **display)
+            outcome = _launch(db_path, urls, options, lock)
+        _report(outcome)
     finally:
         release_lock(lock)
 

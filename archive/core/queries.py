@@ -1,10 +1,12 @@
 """Reads that return plain dicts, for the CLI, tests and notebooks."""
 
 import json
+from collections import Counter
 from typing import Any
 
 from sqlite_utils import Database
 
+from archive.core.urls import host_of
 from archive.search.index import MIN_TRIGRAM_CHARS, post_ids_sql
 
 SOURCES_SQL = """
@@ -34,6 +36,27 @@ where id in ({ids})
 order by published desc
 limit :limit
 """
+
+
+def on_other_host(url: str | None, scope: str | None, hosts: str | None) -> bool:
+    """True when ``url`` is on none of its blog's hosts (the scope's, with or without ``www.``, and
+    ``sources.hosts``): an image or a file of another site. An error with no URL or no blog is the blog's."""
+    host = host_of(url or "")
+    if not host or not scope:
+        return False
+    own = {host_of(scope), *json.loads(hosts or "[]")}
+    return host.removeprefix("www.") not in {h.removeprefix("www.") for h in own}
+
+
+def run_errors(db: Database, run_id: int) -> dict[int | None, Counter[str]]:
+    """The errors of a run per source: ``blog`` on the blog's own pages, posts and files,
+    ``other hosts`` on resources elsewhere (``on_other_host``)."""
+    counts: dict[int | None, Counter[str]] = {}
+    for row in db.query("select e.source_id, e.url, s.scope, s.hosts from crawl_errors e "
+                        "left join sources s on s.id = e.source_id where e.run_id = ?", [run_id]):
+        where = "other hosts" if on_other_host(row["url"], row["scope"], row["hosts"]) else "blog"
+        counts.setdefault(row["source_id"], Counter())[where] += 1
+    return counts
 
 
 def list_sources(db: Database) -> list[dict[str, Any]]:

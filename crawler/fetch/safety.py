@@ -38,6 +38,8 @@ from crawler.items import CrawlError
 from crawler.meta import MAPPED
 
 logger = logging.getLogger(__name__)
+# What a network failure says of a host that could not be reached.
+UNREACHABLE = {"dns": "its name does not resolve", "refused": "it refuses connections", "timeout": "it does not answer"}
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -167,9 +169,12 @@ class RobotsPolicyMiddleware(RobotsTxtMiddleware):
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
         if not isinstance(exc, IgnoreRequest):
-            self.unreachable[netloc] = why = f"{network_kind(exc)}: {type(exc).__name__}"
-            # the host could not be reached (its retries included): down for the run, its requests deferred
-            HostHealth.of(self.crawler).down.setdefault(host_of(f"http://{netloc}/"), f"robots.txt unreachable ({why})")
+            kind = network_kind(exc)
+            self.unreachable[netloc] = f"{kind}: {type(exc).__name__}"
+            # the host could not be reached (its retries included): down for the run, its requests deferred;
+            # said as what happened to the host (its name does not resolve), not as a rule of robots.txt
+            HostHealth.of(self.crawler).down.setdefault(
+                host_of(f"http://{netloc}/"), f"{UNREACHABLE.get(kind, 'cannot be reached')} ({kind}: {type(exc).__name__})")
         super()._robots_error(exc, netloc)
 
     def process_request_2(self, rp: Any, request: Request) -> None:

@@ -39,7 +39,7 @@ from archive.formats.plan import export_plan
 from archive.tables.writer import ArchiveWriter
 from archive.tables.writes import finish_run, run_status, start_run
 
-from crawler.run.processes import host_key, split_by_host
+from crawler.run.processes import host_key, split_by_host, sum_counts
 
 if TYPE_CHECKING:
     import redis
@@ -228,8 +228,7 @@ class Coordinator:
         self.redis.set(f"{self.key}:run", json.dumps(self.state))
 
     def _progress(self) -> dict[str, int]:
-        counts = [json.loads(v) for v in self.redis.hvals(f"{self.key}:progress")]
-        return {k: sum(c.get(k, 0) for c in counts) for k in ("pages", "posts", "errors")}
+        return sum_counts(json.loads(v) for v in self.redis.hvals(f"{self.key}:progress"))
 
     # -- the result stream ----------------------------------------------------------------
 

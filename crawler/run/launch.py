@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,14 +20,14 @@ from urllib.parse import urlsplit
 
 from archive.core.db import ArchiveError, open_archive
 from archive.core.lock import close_stale_runs
-from archive.core.queries import find_sources, get_run, interrupted_run, list_runs, list_sources
+from archive.core.queries import find_sources, get_run, interrupted_run, list_runs, list_sources, run_errors
 from archive.core.urls import host_of
 from archive.tables.writer import ArchiveWriter
 from archive.tables.writes import ensure_source, finish_run, run_status, start_run
 
 from crawler.memory import DEFAULT_MB, extract_workers
 from crawler.run.coordinator import ClusterConfig, ClusterUnavailable, Coordinator, connect
-from crawler.run.processes import Forwarder, run_processes, split_by_host
+from crawler.run.processes import Forwarder, forward_lines, run_processes, split_by_host
 
 # Seconds between progress lines of a crawl of several processes.
 PROGRESS_INTERVAL = 5.0
@@ -49,19 +50,23 @@ class CrawlOptions:
     log_file: str | None = None  # append the crawl's log (INFO) here
     verbose: bool = False  # Scrapy's log on standard error
     processes: int = 1  # crawl processes, the sources split among them by host
-    on_progress: Callable[[str], None] | None = None  # gets the progress lines of a crawl of several processes
+    # gets the counts of a crawl of several processes (progress_line's), or of one with on_output
+    on_progress: Callable[[dict[str, int]], None] | None = None
+    # gets the crawl's lines of standard error (its log): a display on a terminal owns it, and gets the counts every second
+    on_output: Callable[[str], None] | None = None
     cluster: ClusterConfig | None = None  # crawl on these Scrapyd nodes, through this Redis
     settings: dict[str, str] = field(default_factory=dict)  # more Scrapy settings (import warc: its download handler)
 
 
 @dataclass
 class CrawlOutcome:
-    """A finished crawl: its run, how long it took, the sources that failed."""
+    """A finished crawl: its run, how long it took, its errors, the sources that failed."""
 
     run: dict[str, Any]
     seconds: float
     failed: list[dict[str, Any]]  # the run's sources whose crawl failed
     returncode: int  # the crawl process's
+    errors: Counter[str] = field(default_factory=Counter)  # "blog", "other hosts" (archive.core.queries.run_errors)
 
     @property
     def ok(self) -> bool:
@@ -72,7 +77,8 @@ class CrawlOutcome:
         run = self.run
         return (
             f"run {run['id']} {run['status']}: posts {run['posts_new']} new, {run['posts_updated']} updated, "
-            f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {run['errors']} errors, "
+            f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {self.errors['blog']} errors on the blogs, "
+            f"{self.errors['other hosts']} on other hosts, "
             f"{self.seconds:.1f} seconds; {run['requests'] or 0} requests, "
             f"{run['not_modified'] or 0} not modified, {run['extractions'] or 0} extractions, {run['versions'] or 0} new versions"
         )
@@ -119,7 +125,8 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
         last_run -= 1
     elif options.processes == 1:
         db.close()
-        returncode = run_forwarding_signals(crawl_command(settings, options, urls=urls), env, lock, db_path)
+        returncode = run_forwarding_signals(crawl_command(settings, options, urls=urls), env, lock, db_path,
+                                            on_progress=options.on_progress, on_output=options.on_output)
     else:
         returncode = _run_processes(db, added if urls else find_sources(db), settings, options, env, lock)
     try:
@@ -132,8 +139,9 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
     run = get_run(db, runs[0]["id"])
     run_sources = set(json.loads(run["sources"] or "[]"))
     failed = [s for s in list_sources(db) if s["id"] in run_sources and s["last_status"] == "failed"]
+    errors = sum(run_errors(db, run["id"]).values(), Counter())
     db.close()
-    return CrawlOutcome(run=run, seconds=time.monotonic() - started, failed=failed, returncode=returncode)
+    return CrawlOutcome(run=run, seconds=time.monotonic() - started, failed=failed, returncode=returncode, errors=errors)
 
 
 def crawl_command(settings: dict[str, str], options: CrawlOptions, *, urls: tuple[str, ...] = (),
@@ -165,10 +173,9 @@ def _run_processes(db: Any, sources: list[dict[str, Any]], settings: dict[str, s
                 "ARCHIVE_MEMORY_MB": str(memory_mb // processes), "ARCHIVE_RUN_ID": str(run_id)}
     writer = ArchiveWriter(settings["ARCHIVE_PATH"])
     started = time.monotonic()
-    show = options.on_progress
-    on_progress = (lambda counts: show(progress_line(counts))) if show else None
     returncodes, reasons = run_processes([crawl_command(settings, options, source_ids=g) for g in groups], env, lock,
-                                         writer, on_progress=on_progress, progress_interval=PROGRESS_INTERVAL)
+                                         writer, on_progress=options.on_progress, on_output=options.on_output,
+                                         progress_interval=1.0 if options.on_output else PROGRESS_INTERVAL)
     if not writer.fatal:
         reason = next((r or "shutdown" for r in reasons if r != "finished"), "finished")
         writer.run(finish_run, run_id, status=run_status(reason), seconds=time.monotonic() - started)
@@ -190,12 +197,11 @@ def _run_cluster(db: Any, sources: list[dict[str, Any]], settings: dict[str, str
     node_settings["REDIS_URL"] = options.cluster.redis
     coordinator = Coordinator(db_path, options.cluster, client, node_settings,
                               {"mode": options.mode} if options.mode else {})
-    show = options.on_progress
     from redis.exceptions import RedisError  # connect() imported redis
 
     try:
         coordinator.start(sources, options.host_map)
-        reasons = coordinator.run((lambda counts: show(progress_line(counts))) if show else None)
+        reasons = coordinator.run(options.on_progress)
         coordinator.close(reasons)
     except RedisError as e:
         coordinator.writer.close()  # what was ingested is committed; the entries after it wait in Redis
@@ -204,8 +210,9 @@ def _run_cluster(db: Any, sources: list[dict[str, Any]], settings: dict[str, str
 
 
 def progress_line(counts: dict[str, int]) -> str:
-    """The line a crawl shows every few seconds."""
-    return f"progress: {counts['pages']} pages fetched, {counts['posts']} posts saved, {counts['errors']} errors"
+    """The line a crawl shows every few seconds when it is not on a terminal, or when asked for (tests, pipes)."""
+    return (f"progress: {counts['pages']} pages fetched, {counts['posts']} posts saved, {counts['errors']} errors, "
+            f"{counts.get('queued', 0)} pages queued")
 
 
 def crawl_settings(db_path: str, options: CrawlOptions, slots: dict[str, dict[str, float]], *, lock: int) -> dict[str, str]:
@@ -246,12 +253,28 @@ def source_delays(db: Any, host_map: dict[str, str]) -> dict[str, dict[str, floa
     return slots
 
 
-def run_forwarding_signals(command: list[str], env: dict[str, str], lock: int, db_path: str) -> int:
-    """Run the crawl in its own session; pass SIGTERM and SIGINT on, so it stops cleanly
-    (``Forwarder``). A crawl killed by a second Ctrl-C has its run marked interrupted here."""
-    proc = subprocess.Popen(command, env=env, pass_fds=(lock,), start_new_session=True)
+def run_forwarding_signals(command: list[str], env: dict[str, str], lock: int, db_path: str, *,
+                           on_progress: Callable[[dict[str, int]], None] | None = None,
+                           on_output: Callable[[str], None] | None = None) -> int:
+    """Run the crawl in its own session; pass SIGTERM and SIGINT on, so it stops cleanly (``Forwarder``).
+    With ``on_output``, the crawl's standard error goes there, and its counts to ``on_progress``
+    (``ARCHIVE_PROGRESS_FD``). A crawl killed by a second Ctrl-C has its run marked interrupted here."""
+    fds: tuple[int, ...] = (lock,)
+    readers = []
+    if on_output:
+        counts, theirs = os.pipe()
+        command, fds = [*command, "-s", f"ARCHIVE_PROGRESS_FD={theirs}"], (lock, theirs)
+    proc = subprocess.Popen(command, env=env, pass_fds=fds, start_new_session=True,
+                            stderr=subprocess.PIPE if on_output else None)
+    if on_output:
+        os.close(theirs)
+        assert proc.stderr is not None
+        show = on_progress or (lambda counts: None)
+        readers = [forward_lines(proc.stderr, on_output), forward_lines(os.fdopen(counts, "rb"), lambda line: show(json.loads(line)))]
     with Forwarder([proc]) as forwarder:
         returncode = proc.wait()
+    for reader in readers:
+        reader.join(timeout=5)  # a worker that outlived the crawl may hold its standard error
     if forwarder.killed:
         db = open_archive(db_path)
         try:
@@ -259,3 +282,4 @@ def run_forwarding_signals(command: list[str], env: dict[str, str], lock: int, d
         finally:
             db.close()
     return returncode
+

@@ -12,10 +12,11 @@ import heapq
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from multiprocessing import Pipe
-from typing import Any
+from typing import IO, Any
 
 from archive.core.urls import host_of
 from archive.tables.writer import ArchiveWriter, Link, serve_writes
@@ -56,6 +57,9 @@ class Forwarder:
             signal.signal(sig, handler)
 
 
+COUNTS = ("pages", "posts", "errors", "queued")  # what each crawl process tells of its progress
+
+
 def host_key(source: dict[str, Any], host_map: dict[str, str]) -> str:
     """What one process must crawl alone: the source's host without ``www.``, or the server it is fetched from."""
     host = host_of(source["scope"])
@@ -88,11 +92,13 @@ def split_by_host(sources: list[dict[str, Any]], processes: int, host_map: dict[
 
 def run_processes(commands: list[list[str]], env: dict[str, str], lock: int, writer: ArchiveWriter, *,
                   on_progress: Callable[[dict[str, int]], None] | None = None,
+                  on_output: Callable[[str], None] | None = None,
                   progress_interval: float = 5.0) -> tuple[list[int], list[str | None]]:
     """Run the crawl processes, serving their writes, until every one has ended.
 
     Each command gets ``-s ARCHIVE_WRITER_FD=FD``, its end of a socket to the
-    writer. SIGTERM and SIGINT are passed on to every process (``Forwarder``).
+    writer. SIGTERM and SIGINT are passed on to every process (``Forwarder``). With ``on_output``,
+    their standard error goes there, a line at a time.
 
     Returns:
         The processes' exit codes, and the reasons their crawls closed with
@@ -102,10 +108,11 @@ def run_processes(commands: list[list[str]], env: dict[str, str], lock: int, wri
     for command in commands:
         ours, theirs = Pipe(duplex=True)
         fd = theirs.fileno()
-        procs.append(subprocess.Popen([*command, "-s", f"ARCHIVE_WRITER_FD={fd}"], env=env,
-                                      pass_fds=(lock, fd), start_new_session=True))
+        procs.append(subprocess.Popen([*command, "-s", f"ARCHIVE_WRITER_FD={fd}"], env=env, pass_fds=(lock, fd),
+                                      start_new_session=True, stderr=subprocess.PIPE if on_output else None))
         theirs.close()
         links.append(Link(ours))
+    readers = [forward_lines(proc.stderr, on_output) for proc in procs if proc.stderr and on_output]
 
     try:
         with Forwarder(procs):
@@ -113,8 +120,32 @@ def run_processes(commands: list[list[str]], env: dict[str, str], lock: int, wri
             for _ in serve_writes(writer, links):
                 if on_progress and time.monotonic() - shown >= progress_interval:
                     shown = time.monotonic()
-                    on_progress({key: sum(link.progress.get(key, 0) for link in links) for key in ("pages", "posts", "errors")})
-            return [proc.wait() for proc in procs], [link.closed for link in links]
+                    on_progress(sum_counts(link.progress for link in links))
+            returncodes = [proc.wait() for proc in procs]
+        for reader in readers:
+            reader.join(timeout=5)  # a worker that outlived its crawl may hold its standard error
+        return returncodes, [link.closed for link in links]
     finally:
         for link in links:
             link.conn.close()
+
+
+def forward_lines(stream: IO[bytes], to: Callable[[str], Any]) -> threading.Thread:
+    """A thread that hands each line of ``stream`` on, until it ends."""
+    def forward() -> None:
+        with stream:
+            for line in stream:
+                to(line.decode("utf-8", "replace").rstrip("\n"))
+
+    thread = threading.Thread(target=forward, daemon=True)
+    thread.start()
+    return thread
+
+
+def sum_counts(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    """The progress counts of several crawl processes (``crawler.run.progress``), added up."""
+    added = dict.fromkeys(COUNTS, 0)
+    for one in counts:
+        for key in COUNTS:
+            added[key] += one.get(key, 0)
+    return added

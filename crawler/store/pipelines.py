@@ -33,6 +33,7 @@ from archive import (
     update_source,
 )
 from archive.core.db import utcnow
+from archive.core.queries import run_errors
 from archive.core.urls import normalize_url
 from archive.tables.history import NoPost, mark_gone, record_version
 from archive.tables.media import save_media_file
@@ -49,6 +50,16 @@ logger = logging.getLogger(__name__)
 FAILING_KINDS = ("seed", "bug")
 # Errors told on standard error, one line each (Scrapy's own lines for them are INFO).
 TOLD_KINDS = ("seed", "dns", "refused", "timeout", "tls", "reset", "truncated", "network")
+
+
+def source_status(errors: Counter[str]) -> str:
+    """A source's status after a crawl that did not fail it: ``ok`` only when its own pages, posts and
+    files had no error; errors on other hosts (images elsewhere) are told apart."""
+    blog, elsewhere = errors["blog"], errors["other hosts"]
+    status = f"{blog} errors" if blog else "ok"
+    if elsewhere:
+        status += f", {elsewhere} {'more ' if blog else 'errors '}on other hosts"
+    return status
 
 
 class ValidatePipeline:
@@ -72,7 +83,6 @@ class ArchivePipeline:
         self.run_id = 0
         self.owns_run = True  # False: blogarchive crawl --processes N opened it, and closes it
         self.started = 0.0
-        self.errors: Counter[int] = Counter()
         self.sources: set[int] = set()
         self.failed: set[int] = set()
         # Aliases of a post still in the extraction workers when its alias was found:
@@ -130,10 +140,8 @@ class ArchivePipeline:
             if item.kind in TOLD_KINDS or item.fails_source:
                 logger.error("%s: %s (%s)", item.url, item.message, item.kind)
             stats.inc_value("archive/errors")
-            if item.source_id:
-                self.errors[item.source_id] += 1
-                if item.kind in FAILING_KINDS or item.fails_source:
-                    self.failed.add(item.source_id)
+            if item.source_id and (item.kind in FAILING_KINDS or item.fails_source):
+                self.failed.add(item.source_id)
         elif isinstance(item, MediaFile):
             fields = ItemAdapter(item).asdict()
             run(save_media_file, fields.pop("url"), **fields)
@@ -187,14 +195,10 @@ class ArchivePipeline:
 
     def _close_run(self, run: "Write", reason: str, seconds: float) -> None:
         now = utcnow()
+        errors = run(run_errors, self.run_id)
         for source_id in self.sources:
-            if source_id in self.failed:
-                source_status = "failed"
-            elif self.errors[source_id]:
-                source_status = f"ok, {self.errors[source_id]} errors"
-            else:
-                source_status = "ok"
-            run(update_source, source_id, last_crawl_at=now, last_status=source_status)
+            status = "failed" if source_id in self.failed else source_status(errors.get(source_id, Counter()))
+            run(update_source, source_id, last_crawl_at=now, last_status=status)
         get = self.crawler.stats.get_value
         run(
             add_run_totals,

@@ -1,0 +1,65 @@
+"""What ``blogarchive crawl`` shows while it runs: on a terminal (a pseudo-terminal here), one live
+line with the pages fetched of those known, those left, posts, errors, the rate and the time left,
+the crawl's own messages above it; elsewhere, plain ``progress:`` lines; with ``--quiet``, nothing."""
+
+import os
+import pty
+import re
+import subprocess
+
+from conftest import BLOGARCHIVE, EXPECTED, ROOT
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+LIVE = re.compile(r"(\d+) of (\d+) known pages, (\d+) left, (\d+) posts saved, (\d+) errors, [\d.]+ pages/s, "
+                  r"about \d+:\d\d:\d\d left")
+
+
+def on_a_terminal(*args: str) -> tuple[int, str]:
+    """``blogarchive ARGS`` with a pseudo-terminal as its standard input, output and error."""
+    ours, theirs = pty.openpty()
+    proc = subprocess.Popen([BLOGARCHIVE, *args], stdin=theirs, stdout=theirs, stderr=theirs, cwd=ROOT,
+                            env={**os.environ, "COLUMNS": "220", "TERM": "xterm"})
+    os.close(theirs)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(ours, 65536)
+        except OSError:  # EIO: every end of the terminal is closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(ours)
+    return proc.wait(timeout=120), out.decode("utf-8", "replace")
+
+
+def crawl_args(site_server, db, *extra: str) -> list[str]:
+    host = EXPECTED["host"]
+    # a delay that makes the crawl last several seconds: several updates, a rate and a time left
+    return ["crawl", f"http://{host}/", "--db", str(db), "--delay", "0.3", "--map-host", f"{host}={site_server.base}", *extra]
+
+
+def test_on_a_terminal_a_live_line_says_how_far_the_crawl_is(site_server, tmp_path):
+    code, out = on_a_terminal(*crawl_args(site_server, tmp_path / "a.db", "http://no-such-blog.invalid/"))
+    assert code == 1, out[-2000:]  # the blog that does not resolve failed
+    frames = [ANSI.sub("", f) for f in re.split(r"\r|\n", out)]
+    shown = [m for f in frames if (m := LIVE.search(f))]
+    assert shown, out[-2000:]
+    assert len({m.group(0) for m in shown}) >= 2  # it moved
+    pages, known, left, posts, errors = map(int, shown[-1].groups())
+    assert known == pages + left and posts <= len(EXPECTED["posts"]) and errors <= 1
+    assert "\x1b[2K" in out and "progress:" not in out  # a line drawn again in place, not plain lines
+    # the crawl's own message, whole, on a line of its own above the display
+    assert any(f.startswith("20") and "no-such-blog.invalid" in f and "its name does not resolve" in f for f in frames)
+    assert re.search(r"^run 1 finished: posts 7 new", ANSI.sub("", out), re.M)
+
+    code, out = on_a_terminal(*crawl_args(site_server, tmp_path / "a.db", "--quiet"))
+    assert code == 0 and out.startswith("run 2 finished") and out.count("\n") == 1, out  # the summary alone
+
+
+def test_elsewhere_plain_lines_with_the_pages_left(site_server, tmp_path):
+    proc = subprocess.run([BLOGARCHIVE, *crawl_args(site_server, tmp_path / "a.db")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^progress: \d+ pages fetched, \d+ posts saved, \d+ errors, \d+ pages queued$", proc.stderr, re.M)
+    assert "\x1b" not in proc.stderr + proc.stdout and "known pages" not in proc.stderr
