@@ -4,20 +4,12 @@ A code comes from a page's ``lang`` (``zh-Hans-CN``, ``yue-HK``, ``cmn``) or fro
 the text (py3langid names some languages by their ISO 639-3 code: ``wuu``, ``yue``, ``arz``).
 Its language subtag is kept, lower-cased, and an ISO 639-3 code becomes the ISO 639-1 code of
 its language or, for a member of a macrolanguage, of the macrolanguage (``wuu``, ``yue`` and
-``cmn`` are Chinese, ``zh``), from SIL's tables (``iso639.tsv``). A code of a language with
+``cmn`` are Chinese, ``zh``), from SIL's tables (``archive.core.iso639``). A code of a language with
 neither keeps its ISO 639-3 form; a two-letter code is kept as it is (``id`` stays Indonesian,
 not the Malay macrolanguage).
 """
 
-from importlib.resources import files
-
-
-def _table() -> dict[str, str]:
-    lines = files(__package__).joinpath("iso639.tsv").read_text(encoding="utf-8").splitlines()
-    return {code: part1 for code, part1 in (line.split("\t") for line in lines if not line.startswith("#"))}
-
-
-ISO639_1 = _table()  # ISO 639-3 code: ISO 639-1 code
+from archive.core.iso639 import ISO639_1  # ISO 639-3 code: ISO 639-1 code
 
 
 def iso639_1(code: str | None) -> str | None:
