@@ -20,7 +20,7 @@ def runner():
         (["crawl", "--map-host", "blog.test", "--db", "{db}"], "--map-host wants HOST=BASE"),
         (["crawl", "--map-host", "blog.test=ftp://x", "--db", "{db}"], "--map-host wants HOST=BASE"),
         (["add", "javascript:alert(1)", "--db", "{db}"], "not an http(s) URL"),
-        (["sources", "--db", "/no/such/dir/a.db"], "directory does not exist"),
+        (["sources", "--db", "/no/such/dir/a.db"], "no archive at /no/such/dir/a.db"),
         (["export", "csv", "--db", "{db}"], "give --table or --query"),
         (["export", "csv", "--table", "nope", "--db", "{existing}"], "no such table: nope"),
         (["export", "json", "--query", "delete from posts", "--db", "{existing}"], "query failed"),
@@ -30,7 +30,7 @@ def runner():
 )
 def test_errors(runner, tmp_path, args, message):
     existing = tmp_path / "existing.db"
-    runner.invoke(cli, ["sources", "--db", str(existing)])
+    runner.invoke(cli, ["add", "https://blog.test/", "--db", str(existing)])
     args = [a.format(db=tmp_path / "a.db", existing=existing) for a in args]
     result = runner.invoke(cli, args)
     assert result.exit_code in (1, 2)
