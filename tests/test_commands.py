@@ -32,6 +32,7 @@ READERS = [
     ["reextract"],
     ["backup", "-o", "{tmp}/copy.db"],
     ["crawl", "--dry-run"],
+    ["crawl"],  # a crawl of the archive's sources: none without an archive
 ]
 CREATORS = [["crawl", "https://blog.test/"], ["add", "https://blog.test/"]]
 
@@ -100,6 +101,19 @@ def damage(archive: bytes, how: str) -> bytes:
     if how == "garbage":
         return b"not a database at all" * 500
     return archive[:len(archive) // 2]  # its header and schema intact, half its pages gone
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated"])
+@pytest.mark.parametrize("args", [a for a in READERS if a[0] != "export"], ids=" ".join)
+def test_a_damaged_archive_is_one_line_from_every_command(small_archive, tmp_path, args, how):
+    db = tmp_path / "damaged.db"
+    db.write_bytes(damage(small_archive.read_bytes(), how))
+    before = db.read_bytes()
+    proc = run_cli(*[a.format(tmp=tmp_path) for a in args], "--db", str(db), check=False, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("Error: ") and str(db) in line, line
+    assert db.read_bytes() == before
 
 
 @pytest.mark.parametrize("how", ["garbage", "truncated"])

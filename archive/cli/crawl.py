@@ -67,6 +67,8 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
     for url in urls:
         if not is_http_url(url):
             raise ConfigError(f"not an http(s) URL: {url}")
+    if not urls:  # the archive's own sources: a mistyped --db creates no archive to crawl none
+        require_archive(db_path)
     if recheck and full:
         raise click.UsageError("--recheck and --full exclude each other")
     try:
@@ -160,8 +162,11 @@ def _dry_run(urls: tuple[str, ...], mode: str, db_path: str) -> None:
     require_archive(db_path)
     proc = subprocess.run([sys.executable, "-m", "crawler.discover.dryrun", "--db", os.path.abspath(db_path), "--mode", mode, *urls],
                           capture_output=True, text=True, encoding="utf-8")
+    last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    if proc.returncode == 2:  # the archive cannot be read (crawler.discover.dryrun)
+        raise ConfigError(last)
     if proc.returncode:
-        raise click.ClickException(f"the dry run failed: {(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
+        raise click.ClickException(f"the dry run failed: {last}")
     planned = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     for request in planned:
         click.echo(f"{request['source']}\t{request['why']}\t{request['url']}")
