@@ -156,6 +156,12 @@ def test_history_of_no_post_still_fails(small_archive):
     assert (proc.returncode, proc.stderr) == (1, "Error: no post at https://blog.test/p/999/\n")
 
 
+@pytest.mark.parametrize("url", ["http://[::1/p/1/", "blog.test/p/1/"])
+def test_history_of_no_url_is_a_usage_error(small_archive, url):
+    proc = run_cli("history", url, "--db", str(small_archive), check=False)
+    assert (proc.returncode, proc.stderr) == (2, f"Error: not an http(s) URL: {url}\n")
+
+
 def test_a_search_without_result_says_so(small_archive):
     proc = run_cli("search", "nowhere to be found", "--db", str(small_archive))
     assert (proc.stdout, proc.stderr) == ("", "no post matches 'nowhere to be found'\n")

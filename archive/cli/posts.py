@@ -4,6 +4,7 @@ import click
 
 from archive import search_posts
 from archive.cli.common import ConfigError, db_option, open_db
+from archive.core.urls import is_http_url
 from archive.tables.history import NoPost, diff_versions, list_versions
 
 
@@ -29,6 +30,8 @@ def search(query: str, limit: int, db_path: str) -> None:
 @db_option
 def history(url: str, versions: tuple[int, int] | None, db_path: str) -> None:
     """A post's versions, and a unified diff between two of them."""
+    if not is_http_url(url):
+        raise ConfigError(f"not an http(s) URL: {url}")
     db = open_db(db_path)
     try:
         rows = list_versions(db, url)
