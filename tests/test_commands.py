@@ -97,6 +97,18 @@ def test_a_busy_archive_exits_75(small_archive, args):
     assert line.startswith(f"Error: another crawl is running on {small_archive} (pid {os.getpid()}")
 
 
+@pytest.mark.parametrize("args", [
+    ["source", "set", "nope", "delay=1"],
+    ["reextract", "--source", "nope"],
+    ["export", "warc", "-o", "{tmp}/out.warc.gz", "--source", "nope"],
+    ["export", "wacz", "-o", "{tmp}/out.wacz", "--source", "nope"],
+], ids=" ".join)
+def test_an_unknown_source_is_the_same_usage_error_everywhere(small_archive, tmp_path, args):
+    proc = run_cli(*[a.format(tmp=tmp_path) for a in args], "--db", str(small_archive), check=False)
+    assert (proc.returncode, proc.stderr) == (2, "Error: no source named 'nope' (see blogarchive sources)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def damage(archive: bytes, how: str) -> bytes:
     if how == "garbage":
         return b"not a database at all" * 500

@@ -73,6 +73,12 @@ def require_archive(db_path: str) -> None:
         raise ConfigError(f"no archive at {db_path}{hint}")
 
 
+def check_source(db: Any, name: str | None) -> None:
+    """A ``--source`` that names no source of the archive is a usage error."""
+    if name and not list(db.query("select 1 from sources where name = ?", [name])):
+        raise ConfigError(f"no source named {name!r} (see blogarchive sources)")
+
+
 def open_db(db_path: str, *, create: bool = False, **kwargs: Any) -> Any:
     """The archive at ``db_path``, read through once (its schema) so that a damaged file is refused before
     anything is written; created only when ``create``."""

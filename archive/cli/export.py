@@ -11,7 +11,8 @@ from typing import Any, TextIO
 import click
 
 from archive import list_sources
-from archive.cli.common import db_option, open_db, require_archive
+from archive.cli.common import ConfigError, check_source, db_option, open_db, require_archive
+from archive.core.dates import parse_date
 from archive.formats.backup import backup_archive
 
 ARCHIVE_FORMATS = ("warc", "wacz", "opml")
@@ -46,7 +47,10 @@ def export(fmt: str, table: str | None, query: str | None, source_name: str | No
         raise click.UsageError(f"{fmt} needs -o {'FOLDER' if fmt == 'markdown' else 'FILE'}")
     if (source_name or since) and fmt not in ("warc", "wacz"):
         raise click.UsageError("--source and --since are for warc and wacz")
+    if since and parse_date(since) is None:
+        raise ConfigError(f"not a date: {since!r}")
     db = open_db(db_path, migrate=False)
+    check_source(db, source_name)
     if fmt in ARCHIVE_FORMATS:
         _export_format(db, fmt, output, source_name, since)
         return

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from archive.cli.common import db_option, open_db, require_archive
+from archive.cli.common import check_source, db_option, open_db, require_archive
 from archive.core.lock import acquire_lock, release_lock
 
 EXTRACT_FIELDS = ("title", "author", "published", "updated", "tags", "lang")
@@ -51,6 +51,7 @@ def reextract(source_name: str | None, dry_run: bool, db_path: str) -> None:
 
     db = open_db(db_path)
     try:
+        check_source(db, source_name)
         results = list(extract_again(db, source=source_name, dry_run=dry_run))
     except ValueError as e:
         raise click.ClickException(f"re-extraction failed: {e}") from e
