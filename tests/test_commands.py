@@ -4,6 +4,7 @@ archive refused rather than created, a damaged one refused in one line, and help
 import importlib.metadata
 import os
 import subprocess
+from pathlib import Path
 
 import click
 import pytest
@@ -56,23 +57,26 @@ def small_archive(tmp_path_factory: pytest.TempPathFactory):
     return path
 
 
-def run_with_env(args: list[str], db: str) -> subprocess.CompletedProcess:
-    """``blogarchive ARGS`` with the archive named by $BLOGARCHIVE_DB, not ``--db``."""
-    env = {**os.environ, "BLOGARCHIVE_DB": db}
-    return subprocess.run([BLOGARCHIVE, *args], capture_output=True, text=True, timeout=30, cwd=ROOT, env=env)
+def run_in(folder: Path, args: list[str], **env: str) -> subprocess.CompletedProcess:
+    """``blogarchive ARGS`` run in ``folder``, with these environment variables."""
+    return subprocess.run([BLOGARCHIVE, *args], capture_output=True, text=True, timeout=30, cwd=folder,
+                          env={**os.environ, **env})
 
 
 @pytest.mark.parametrize("args", READERS, ids=" ".join)
-@pytest.mark.parametrize("given", ["option", "environment"])
+@pytest.mark.parametrize("given", ["option", "environment", "default"])
 def test_a_missing_archive_is_refused_in_one_line_and_not_created(tmp_path, args, given):
     db = tmp_path / "typo.db"
     args = [a.format(tmp=tmp_path) for a in args]
     if given == "option":
-        proc = run_cli(*args, "--db", str(db), check=False, timeout=30)
+        proc = run_in(tmp_path, [*args, "--db", str(db)])
         assert (proc.returncode, proc.stderr) == (2, f"Error: no archive at {db}\n")
-    else:
-        proc = run_with_env(args, str(db))
+    elif given == "environment":
+        proc = run_in(tmp_path, args, BLOGARCHIVE_DB=str(db))
         assert (proc.returncode, proc.stderr) == (2, f"Error: no archive at {db} (from $BLOGARCHIVE_DB)\n")
+    else:
+        proc = run_in(tmp_path, args)
+        assert (proc.returncode, proc.stderr) == (2, "Error: no archive at archive.db (give --db FILE or set $BLOGARCHIVE_DB)\n")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -22,6 +22,8 @@ from archive.core.db import is_damage
 from archive.core.lock import CrawlLocked
 
 EXIT_LOCKED = 75  # EX_TEMPFAIL: another crawl is running; try later
+NO_ARCHIVE_HINTS = {ParameterSource.ENVIRONMENT: " (from $BLOGARCHIVE_DB)",
+                    ParameterSource.DEFAULT: " (give --db FILE or set $BLOGARCHIVE_DB)"}
 
 
 class ConfigError(click.ClickException):
@@ -64,13 +66,12 @@ def db_option(fn: Callable[..., Any]) -> Any:
 
 
 def require_archive(db_path: str) -> None:
-    """Refuse a path with no archive: only ``crawl`` and ``add`` create one, so a mistyped ``--db`` creates nothing."""
+    """Refuse a path with no archive, saying where the path came from: only ``crawl``, ``add`` and
+    ``import warc`` create an archive, so a mistyped ``--db`` creates nothing."""
     if not os.path.exists(db_path):
         context = click.get_current_context(silent=True)
         given = context.get_parameter_source("db_path") if context else None
-        hint = {ParameterSource.ENVIRONMENT: " (from $BLOGARCHIVE_DB)",
-                ParameterSource.DEFAULT: " (give --db FILE or set $BLOGARCHIVE_DB)"}.get(given, "") if given else ""
-        raise ConfigError(f"no archive at {db_path}{hint}")
+        raise ConfigError(f"no archive at {db_path}{NO_ARCHIVE_HINTS.get(given, '') if given else ''}")
 
 
 def check_source(db: Any, name: str | None) -> None:
