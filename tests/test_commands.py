@@ -3,6 +3,8 @@ archive refused rather than created, a damaged one refused in one line, and help
 
 import importlib.metadata
 import os
+import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -111,6 +113,20 @@ def test_an_unknown_source_is_the_same_usage_error_everywhere(small_archive, tmp
     proc = run_cli(*[a.format(tmp=tmp_path) for a in args], "--db", str(small_archive), check=False)
     assert (proc.returncode, proc.stderr) == (2, "Error: no source named 'nope' (see blogarchive sources)\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["add", "https://other.test/"], ["source", "set", "blog.test", "delay=2"]], ids=" ".join)
+def test_an_archive_another_process_writes_to_is_busy_too(small_archive, tmp_path, args):
+    db = tmp_path / "busy.db"
+    shutil.copy(small_archive, db)
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        writer.execute("begin immediate")
+        writer.execute("update sources set delay = 5")
+        proc = run_cli(*args, "--db", str(db), check=False, timeout=30)
+    finally:
+        writer.close()
+    assert (proc.returncode, proc.stderr) == (75, f"Error: {db} is busy: database is locked; try again\n")
 
 
 def damage(archive: bytes, how: str) -> bytes:

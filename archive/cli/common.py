@@ -3,7 +3,8 @@
 Exit codes, the same for every command: 0 done; 1 failed (a crawl with a failed source, a file that
 cannot be read or written, a query that fails, no post at a URL); 2 usage error: an argument or option
 that cannot be used, a missing, damaged or unwritable archive, a wrong configuration (``ConfigError``);
-75 the archive is busy: another crawl or re-extraction holds it (``EXIT_LOCKED``). Each error is one
+75 the archive is busy: another crawl or re-extraction holds it, or another process is writing to it
+(``EXIT_LOCKED``). Each error is one
 line on standard error. The errors of the archive are mapped here, around every command that takes
 ``--db``; a command raises ``ConfigError`` or ``click.ClickException`` for its own.
 """
@@ -18,7 +19,7 @@ import click
 from click.core import ParameterSource
 
 from archive import ArchiveError, open_archive
-from archive.core.db import is_damage
+from archive.core.db import is_busy, is_damage
 from archive.core.lock import CrawlLocked
 
 EXIT_LOCKED = 75  # EX_TEMPFAIL: another crawl is running; try later
@@ -33,7 +34,7 @@ class ConfigError(click.ClickException):
 
 
 class ArchiveBusy(click.ClickException):
-    """Another process holds the archive: exit code 75."""
+    """Another process holds the archive's crawl lock or its write lock: exit code 75."""
 
     exit_code = EXIT_LOCKED
 
@@ -52,6 +53,8 @@ def db_option(fn: Callable[..., Any]) -> Any:
         except sqlite3.DatabaseError as e:
             if is_damage(e):
                 raise ConfigError(f"cannot read the archive {kwargs['db_path']}: {e}") from e
+            if is_busy(e):
+                raise ArchiveBusy(f"{kwargs['db_path']} is busy: {e}; try again") from e
             raise
 
     return click.option(

@@ -23,6 +23,11 @@ def is_damage(error: sqlite3.Error) -> bool:
     return error.sqlite_errorname in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
 
 
+def is_busy(error: sqlite3.Error) -> bool:
+    """Another connection holds the lock this statement waited for (or could not wait for)."""
+    return error.sqlite_errorname in ("SQLITE_BUSY", "SQLITE_LOCKED")
+
+
 def open_archive(path: str | os.PathLike[str], *, migrate: bool = True) -> Database:
     """Open (creating if needed) the archive at ``path`` and bring its schema up to date.
 
