@@ -20,7 +20,7 @@ def runner():
         (["crawl", "--map-host", "blog.test", "--db", "{db}"], "--map-host wants HOST=BASE"),
         (["crawl", "--map-host", "blog.test=ftp://x", "--db", "{db}"], "--map-host wants HOST=BASE"),
         (["add", "javascript:alert(1)", "--db", "{db}"], "not an http(s) URL"),
-        (["sources", "--db", "/no/such/dir/a.db"], "no archive at /no/such/dir/a.db"),
+        (["sources", "--db", "/no/such/dir/a.db"], "directory does not exist"),
         (["export", "csv", "--db", "{db}"], "give --table or --query"),
         (["export", "csv", "--table", "nope", "--db", "{existing}"], "no such table: nope"),
         (["export", "json", "--query", "delete from posts", "--db", "{existing}"], "query failed"),

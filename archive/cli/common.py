@@ -74,7 +74,9 @@ def require_archive(db_path: str) -> None:
     if not os.path.exists(db_path):
         context = click.get_current_context(silent=True)
         given = context.get_parameter_source("db_path") if context else None
-        raise ConfigError(f"no archive at {db_path}{NO_ARCHIVE_HINTS.get(given, '') if given else ''}")
+        folder = os.path.dirname(os.path.abspath(db_path))
+        missing = f"no archive at {db_path}" if os.path.isdir(folder) else f"directory does not exist: {folder}"
+        raise ConfigError(missing + (NO_ARCHIVE_HINTS.get(given, "") if given else ""))
 
 
 def check_source(db: Any, name: str | None) -> None:

@@ -67,14 +67,14 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
     for url in urls:
         if not is_http_url(url):
             raise ConfigError(f"not an http(s) URL: {url}")
-    if not urls:  # the archive's own sources: a mistyped --db creates no archive to crawl none
-        require_archive(db_path)
     if recheck and full:
         raise click.UsageError("--recheck and --full exclude each other")
     try:
         host_map = parse_host_map(list(map_hosts))
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--map-host") from e
+    if not urls:  # the archive's own sources: a mistyped --db creates no archive to crawl none
+        require_archive(db_path)
     if dry_run:
         _dry_run(urls, "recheck" if recheck else "full" if full else "incremental", db_path)
         return
