@@ -42,7 +42,7 @@ CREATORS = [["crawl", "https://blog.test/"], ["add", "https://blog.test/"]]
 
 @pytest.fixture(scope="module")
 def small_archive(tmp_path_factory: pytest.TempPathFactory):
-    """Forty posts of one blog, one of them with a version and an alias, in one unfinished run."""
+    """Forty posts of one blog in one unfinished run: two with a version, one with an alias."""
     path = tmp_path_factory.mktemp("small") / "small.db"
     db = open_archive(path)
     source = ensure_source(db, "https://blog.test/")
