@@ -30,7 +30,7 @@ def runner():
 )
 def test_errors(runner, tmp_path, args, message):
     existing = tmp_path / "existing.db"
-    runner.invoke(cli, ["sources", "--db", str(existing)])
+    runner.invoke(cli, ["add", "https://blog.test/", "--db", str(existing)])
     args = [a.format(db=tmp_path / "a.db", existing=existing) for a in args]
     result = runner.invoke(cli, args)
     assert result.exit_code in (1, 2)

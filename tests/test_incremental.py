@@ -209,7 +209,7 @@ def test_reextract_works_offline_and_reports_changes(scenario, tmp_path):
     again = run_cli("reextract", "--db", str(db))
     assert again.stdout.splitlines() == ["16 posts re-extracted offline, 0 changed"]
     unknown = run_cli("reextract", "--source", "nope", "--db", str(db), check=False)
-    assert unknown.returncode == 1 and unknown.stderr.strip() == "Error: re-extraction failed: no source named 'nope'"
+    assert unknown.returncode == 2 and unknown.stderr.strip() == "Error: no source named 'nope' (see blogarchive sources)"
 
 
 def test_a_304_the_feed_contradicts_marks_the_host_and_gets_the_change(tmp_path):

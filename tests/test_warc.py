@@ -137,9 +137,9 @@ def test_since_and_source_select_captures(refetched, tmp_path):
     assert run_cli("export", "warc", "-o", str(out), "--since", "2999-01-01", "--db", str(refetched)).stderr.startswith("0 captures")
     assert [r["type"] for r in records(out)] == ["warcinfo"]
     proc = run_cli("export", "warc", "-o", str(out), "--source", "nobody", "--db", str(refetched), check=False)
-    assert proc.returncode == 1 and proc.stderr == "Error: no source named 'nobody'\n"
+    assert proc.returncode == 2 and proc.stderr == "Error: no source named 'nobody' (see blogarchive sources)\n"
     proc = run_cli("export", "warc", "-o", str(out), "--since", "soon", "--db", str(refetched), check=False)
-    assert proc.returncode == 1 and proc.stderr == "Error: not a date: 'soon'\n"
+    assert proc.returncode == 2 and proc.stderr == "Error: not a date: 'soon'\n"
     assert [r["type"] for r in records(out)] == ["warcinfo"]  # a failed export leaves the file as it was
     named = run_cli("export", "warc", "-o", str(out), "--source", EXPECTED["host"], "--db", str(refetched))
     assert int(named.stderr.split()[0]) == len(rows(refetched, "select id from captures where source_id = 1"))

@@ -10,10 +10,10 @@ from typing import Any
 import click
 
 from archive import ArchiveError, ensure_source
-from archive.cli.common import EXIT_LOCKED, ConfigError, db_option, open_db
+from archive.cli.common import ConfigError, db_option, open_db, require_archive
 from archive.cli.progress import crawl_display
 from archive.core.db import check_writable
-from archive.core.lock import CrawlLocked, acquire_lock, release_lock
+from archive.core.lock import acquire_lock, release_lock
 from archive.core.urls import host_of, is_http_url, parse_host_map
 
 from crawler.run.coordinator import ClusterConfig, ClusterUnavailable
@@ -74,6 +74,8 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
         host_map = parse_host_map(list(map_hosts))
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--map-host") from e
+    if not urls:  # the archive's own sources: a mistyped --db creates no archive to crawl none
+        require_archive(db_path)
     if dry_run:
         _dry_run(urls, "recheck" if recheck else "full" if full else "incremental", db_path)
         return
@@ -130,10 +132,7 @@ def _writable_and_locked(db_path: str) -> tuple[int, int | None]:
     except ArchiveError as e:
         raise ConfigError(str(e)) from e
     try:
-        return acquire_lock(db_path)
-    except CrawlLocked as e:
-        click.echo(f"Error: {e}", err=True)
-        sys.exit(EXIT_LOCKED)
+        return acquire_lock(db_path)  # CrawlLocked: exit 75 (archive.cli.common)
     except OSError as e:
         raise ConfigError(f"cannot take the crawl lock beside {db_path}: {e.strerror}") from e
 
@@ -163,12 +162,14 @@ def _report(outcome: CrawlOutcome) -> None:
 
 def _dry_run(urls: tuple[str, ...], mode: str, db_path: str) -> None:
     """What a crawl would request and why (``crawler.discover.dryrun``), without fetching or writing."""
-    if not os.path.exists(db_path):
-        raise ConfigError(f"no archive at {db_path}")
+    require_archive(db_path)
     proc = subprocess.run([sys.executable, "-m", "crawler.discover.dryrun", "--db", os.path.abspath(db_path), "--mode", mode, *urls],
                           capture_output=True, text=True, encoding="utf-8")
+    last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    if proc.returncode == 2:  # the archive cannot be read (crawler.discover.dryrun)
+        raise ConfigError(last)
     if proc.returncode:
-        raise click.ClickException(f"the dry run failed: {(proc.stderr.strip().splitlines() or ['no output'])[-1]}")
+        raise click.ClickException(f"the dry run failed: {last}")
     planned = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     for request in planned:
         click.echo(f"{request['source']}\t{request['why']}\t{request['url']}")
@@ -203,7 +204,7 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
         raise click.ClickException(str(e)) from e
     lock, _ = _writable_and_locked(db_path)
     try:
-        db = open_db(db_path)
+        db = open_db(db_path, create=True)
         sources: dict[str, dict[str, Any]] = {}
         try:
             with db.atomic():  # every file or none

@@ -1,14 +1,18 @@
 """``blogarchive export`` and ``backup``: the archive out, in every format it speaks, and a safe copy."""
 
+import contextlib
 import os
+import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
-from archive import ArchiveError, list_sources
-from archive.cli.common import ConfigError, db_option, open_db
+from archive import list_sources
+from archive.cli.common import ConfigError, check_source, db_option, open_db, require_archive
+from archive.core.dates import parse_date
 from archive.formats.backup import backup_archive
 
 ARCHIVE_FORMATS = ("warc", "wacz", "opml")
@@ -29,11 +33,11 @@ def export(fmt: str, table: str | None, query: str | None, source_name: str | No
     """Export the archive: a full SQL dump, a table or query as CSV/JSON/NDJSON, Markdown files,
     WARC or WACZ of the captures, OPML of the sources.
 
-    ``markdown`` writes one file per post, with YAML front matter, into
+    markdown writes one file per post, with YAML front matter, into
     OUTPUT/SOURCE/; file names are made from the date and title, made safe.
-    ``warc`` writes WARC/1.1 (gzipped records) of every capture, with its
-    original URL and time; ``wacz`` packages it with its index and a list of
-    the posts; ``opml`` lists the sources and their feeds for feed readers.
+    warc writes WARC/1.1 (gzipped records) of every capture, with its
+    original URL and time; wacz packages it with its index and a list of
+    the posts; opml lists the sources and their feeds for feed readers.
     """
     if fmt in ("sql", "markdown", *ARCHIVE_FORMATS) and (table or query):
         raise click.UsageError(f"{fmt} exports the whole archive; --table and --query are for csv, json and ndjson")
@@ -43,23 +47,28 @@ def export(fmt: str, table: str | None, query: str | None, source_name: str | No
         raise click.UsageError(f"{fmt} needs -o {'FOLDER' if fmt == 'markdown' else 'FILE'}")
     if (source_name or since) and fmt not in ("warc", "wacz"):
         raise click.UsageError("--source and --since are for warc and wacz")
-    if not os.path.exists(db_path):
-        raise click.ClickException(f"no archive at {db_path}")
+    if since and parse_date(since) is None:
+        raise ConfigError(f"not a date: {since!r}")
     db = open_db(db_path, migrate=False)
+    check_source(db, source_name)
     if fmt in ARCHIVE_FORMATS:
         _export_format(db, fmt, output, source_name, since)
         return
-    from archive.formats.exports import dump_sql, export_markdown, rows_for, write_rows  # yaml: not on a crawl's way
-
     if fmt == "markdown":
         assert output is not None
-        try:
-            count = export_markdown(db, output)
-        except OSError as e:
-            raise click.ClickException(f"cannot write to {output}: {e.strerror}") from e
-        click.echo(f"{count} posts written to {output}", err=True)
+        click.echo(f"{_export_markdown(db, output)} posts written to {output}", err=True)
         return
-    out = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout
+    if not output:
+        _write_text(db, fmt, table, query, sys.stdout)
+        return
+    with _whole(output) as partial, partial.open("w", encoding="utf-8", newline="") as out:
+        _write_text(db, fmt, table, query, out)
+
+
+def _write_text(db: Any, fmt: str, table: str | None, query: str | None, out: TextIO) -> None:
+    """A full SQL dump, or a table's or query's rows as csv, json or ndjson."""
+    from archive.formats.exports import dump_sql, rows_for, write_rows  # yaml: not on a crawl's way
+
     try:
         if fmt == "sql":
             dump_sql(db, out)
@@ -67,9 +76,35 @@ def export(fmt: str, table: str | None, query: str | None, source_name: str | No
             write_rows(rows_for(db, table=table, query=query), out, fmt)
     except ValueError as e:
         raise click.ClickException(str(e)) from e
+
+
+def _export_markdown(db: Any, output: str) -> int:
+    """The Markdown files, the folder taken away again when this export made it and failed."""
+    from archive.formats.exports import export_markdown
+
+    made = not os.path.exists(output)
+    try:
+        return export_markdown(db, output)
+    except OSError as e:
+        raise click.ClickException(f"cannot write to {output}: {e.strerror}") from e
+    except BaseException:  # a failure or Ctrl-C: no half-written folder of its own left
+        if made:
+            shutil.rmtree(output, ignore_errors=True)
+        raise
+
+
+@contextlib.contextmanager
+def _whole(output: str) -> Iterator[Path]:
+    """A hidden file beside ``output`` to write, renamed to it once written whole: a failed export leaves no file."""
+    target = Path(output)
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        yield partial
+        partial.replace(target)
+    except OSError as e:
+        raise click.ClickException(f"cannot write {output}: {e.strerror}") from e
     finally:
-        if output:
-            out.close()
+        partial.unlink(missing_ok=True)
 
 
 def _export_format(db: Any, fmt: str, output: str | None, source_name: str | None, since: str | None) -> None:
@@ -82,24 +117,18 @@ def _export_format(db: Any, fmt: str, output: str | None, source_name: str | Non
         click.echo(export_opml(db), nl=False)
         return
     assert output is not None
-    target = Path(output)
-    partial = target.with_name(f".{target.name}.partial")
     try:
-        if fmt == "warc":
-            with partial.open("wb") as f:
-                message = f"{export_warc(db, f, source=source_name, since=since, filename=target.name)} captures"
-        elif fmt == "wacz":
-            message = f"{export_wacz(db, str(partial), source=source_name, since=since)} captures"
-        else:
-            partial.write_text(export_opml(db), encoding="utf-8")
-            message = f"{len(list_sources(db))} sources"
-        partial.replace(target)
+        with _whole(output) as partial:
+            if fmt == "warc":
+                with partial.open("wb") as f:
+                    message = f"{export_warc(db, f, source=source_name, since=since, filename=Path(output).name)} captures"
+            elif fmt == "wacz":
+                message = f"{export_wacz(db, str(partial), source=source_name, since=since)} captures"
+            else:
+                partial.write_text(export_opml(db), encoding="utf-8")
+                message = f"{len(list_sources(db))} sources"
     except ValueError as e:
         raise click.ClickException(str(e)) from e
-    except OSError as e:
-        raise click.ClickException(f"cannot write {output}: {e.strerror}") from e
-    finally:
-        partial.unlink(missing_ok=True)
     click.echo(f"{message} written to {output}", err=True)
 
 
@@ -112,9 +141,7 @@ def backup(output: str, db_path: str) -> None:
     A copy of the .db file alone is not a backup: in WAL mode the latest
     commits may be in the .db-wal file beside it.
     """
-    try:
-        done = backup_archive(db_path, output)
-    except ArchiveError as e:
-        raise ConfigError(str(e)) from e
+    require_archive(db_path)
+    done = backup_archive(db_path, output)
     click.echo(f"backup of {db_path} in {output}: {done.posts} posts, {done.bytes / 1e6:.1f} MB, "
                f"integrity ok, {done.seconds:.1f} seconds")

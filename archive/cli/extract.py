@@ -2,13 +2,12 @@
 the archive's captures; run in this process, importing the extraction only when asked for."""
 
 import json
-import os
 import sys
 
 import click
 
-from archive.cli.common import EXIT_LOCKED, ConfigError, db_option, open_db
-from archive.core.lock import CrawlLocked, acquire_lock, release_lock
+from archive.cli.common import check_source, db_option, open_db, require_archive
+from archive.core.lock import acquire_lock, release_lock
 
 EXTRACT_FIELDS = ("title", "author", "published", "updated", "tags", "lang")
 
@@ -46,17 +45,13 @@ def extract(files: tuple[str, ...], url: str | None, fmt: str) -> None:
 @db_option
 def reextract(source_name: str | None, dry_run: bool, db_path: str) -> None:
     """Extract every post again from its raw capture with the current code, offline; report changes."""
-    if not os.path.exists(db_path):
-        raise ConfigError(f"no archive at {db_path}")
-    try:
-        lock, _ = acquire_lock(db_path)
-    except CrawlLocked as e:
-        click.echo(f"Error: {e}", err=True)
-        sys.exit(EXIT_LOCKED)
+    require_archive(db_path)
+    lock, _ = acquire_lock(db_path)
     from crawler.extract.reextract import reextract as extract_again  # trafilatura: only when asked for
 
     db = open_db(db_path)
     try:
+        check_source(db, source_name)
         results = list(extract_again(db, source=source_name, dry_run=dry_run))
     except ValueError as e:
         raise click.ClickException(f"re-extraction failed: {e}") from e

@@ -3,7 +3,8 @@
 import click
 
 from archive import search_posts
-from archive.cli.common import db_option, open_db
+from archive.cli.common import ConfigError, db_option, open_db
+from archive.core.urls import is_http_url
 from archive.tables.history import NoPost, diff_versions, list_versions
 
 
@@ -14,9 +15,12 @@ from archive.tables.history import NoPost, diff_versions, list_versions
 def search(query: str, limit: int, db_path: str) -> None:
     """Full-text search of titles and texts, in any language."""
     db = open_db(db_path)
-    for row in search_posts(db, query, limit=limit):
+    found = search_posts(db, query, limit=limit)
+    for row in found:
         snippet = " ".join((row["snippet"] or "").split())
         click.echo(f"{row['published'] or '':20}\t{row['title']}\t{row['url']}\n\t{snippet}")
+    if not found:
+        click.echo(f"no post matches {query!r}", err=True)
 
 
 @click.command()
@@ -26,6 +30,8 @@ def search(query: str, limit: int, db_path: str) -> None:
 @db_option
 def history(url: str, versions: tuple[int, int] | None, db_path: str) -> None:
     """A post's versions, and a unified diff between two of them."""
+    if not is_http_url(url):
+        raise ConfigError(f"not an http(s) URL: {url}")
     db = open_db(db_path)
     try:
         rows = list_versions(db, url)
@@ -41,7 +47,7 @@ def history(url: str, versions: tuple[int, int] | None, db_path: str) -> None:
     if versions:
         a, b = versions
         if max(a, b) > len(rows):
-            raise click.ClickException(f"the post has {len(rows)} versions")
+            raise ConfigError(f"--diff: the post has {len(rows)} versions")
     elif len(rows) >= 2:
         a, b = len(rows) - 1, len(rows)
     else:

@@ -1,6 +1,5 @@
 """``blogarchive add``, ``sources``, ``source set`` and ``runs``: the blogs an archive follows, and its crawls."""
 
-import os
 from pathlib import Path
 
 import click
@@ -10,6 +9,8 @@ from archive.cli.common import ConfigError, db_option, open_db
 from archive.core.urls import is_http_url
 from archive.tables.revisit import revisit_summary
 from archive.tables.sources import parse_setting, set_source_settings
+
+RUNS_HEADER = ("id", "started", "status", "new", "updated", "unchanged", "pages", "errors", "seconds")
 
 
 @click.command()
@@ -27,12 +28,12 @@ def add(url: str | None, name: str | None, opml_file: str | None, db_path: str) 
         return
     assert url is not None
     if not is_http_url(url):  # before the archive is opened, or created: a failed command writes nothing
-        raise click.ClickException(f"not an http(s) URL: {url!r}")
-    db = open_db(db_path)
+        raise ConfigError(f"not an http(s) URL: {url!r}")
+    db = open_db(db_path, create=True)
     try:
         source = ensure_source(db, url, name=name)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from e
+    except ValueError as e:  # the name is another source's
+        raise ConfigError(str(e)) from e
     click.echo(f"source {source['name']}: {source['url']}")
 
 
@@ -50,7 +51,7 @@ def _add_opml(opml_file: str, name: str | None, db_path: str) -> None:
         click.echo(f"Warning: skipped {reason}", err=True)
     if not entries:
         raise click.ClickException(f"{opml_file}: no feed or site in this OPML list")
-    db = open_db(db_path)
+    db = open_db(db_path, create=True)
     for source, new in add_subscriptions(db, entries):
         folder = source["folder"].replace("\n", ", ") if source["folder"] else ""
         click.echo(f"source {source['name']}: {source['url']}{f'  [{folder}]' if folder else ''}{'' if new else '  (known)'}")
@@ -92,8 +93,6 @@ def source_set(name: str, pairs: tuple[str, ...], db_path: str) -> None:
             values[key.strip()] = parse_setting(key.strip(), raw)
         except ValueError as e:
             raise ConfigError(str(e)) from e
-    if not os.path.exists(db_path):
-        raise ConfigError(f"no archive at {db_path}")
     db = open_db(db_path)
     try:
         row = set_source_settings(db, name, values)
@@ -106,10 +105,12 @@ def source_set(name: str, pairs: tuple[str, ...], db_path: str) -> None:
 @click.option("--limit", default=20, show_default=True)
 @db_option
 def runs(limit: int, db_path: str) -> None:
-    """Show the crawl history, newest first."""
+    """Show the crawl history, newest first: run, start, status, posts new, updated and unchanged,
+    pages, errors, seconds."""
     db = open_db(db_path)
+    click.echo("\t".join(RUNS_HEADER))
     for r in list_runs(db, limit=limit):
         click.echo(
-            f"{r['id']}\t{r['started_at']}\t{r['status']}\tnew {r['posts_new']}\tupdated {r['posts_updated']}\t"
-            f"unchanged {r['posts_unchanged']}\tpages {r['pages']}\terrors {r['errors']}\t{r['seconds'] or 0:.1f}s"
+            f"{r['id']}\t{r['started_at']}\t{r['status']}\t{r['posts_new']}\t{r['posts_updated']}\t"
+            f"{r['posts_unchanged']}\t{r['pages']}\t{r['errors']}\t{r['seconds'] or 0:.1f}"
         )

@@ -18,6 +18,16 @@ class ArchiveError(ValueError):
     """The archive cannot be opened or written; the message says why."""
 
 
+def is_damage(error: sqlite3.Error) -> bool:
+    """An error of the file (damaged, or no SQLite database), not of the statement that met it."""
+    return error.sqlite_errorname in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+def is_busy(error: sqlite3.Error) -> bool:
+    """Another connection holds the lock this statement waited for (or could not wait for)."""
+    return error.sqlite_errorname in ("SQLITE_BUSY", "SQLITE_LOCKED")
+
+
 def open_archive(path: str | os.PathLike[str], *, migrate: bool = True) -> Database:
     """Open (creating if needed) the archive at ``path`` and bring its schema up to date.
 

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import yaml
 from sqlite_utils import Database
 
+from archive.core.db import is_damage
 from archive.search.index import post_grams
 from archive.tables.captures import load_body
 from archive.tables.media import OK, post_media
@@ -62,6 +63,7 @@ def rows_for(db: Database, *, table: str | None = None, query: str | None = None
     Raises:
         ValueError: neither or both of table and query, an unknown table, or
             a query that fails or tries to write.
+        sqlite3.DatabaseError: the archive is damaged (``is_damage``).
     """
     if (table is None) == (query is None):
         raise ValueError("give a table or a query, not both")
@@ -73,6 +75,8 @@ def rows_for(db: Database, *, table: str | None = None, query: str | None = None
     try:
         yield from db.query(cast(str, query))  # a table or a query: the check above
     except sqlite3.Error as e:
+        if is_damage(e):  # the archive's, not the query's: the caller says so
+            raise
         raise ValueError(f"query failed: {e}") from e
     finally:
         db.execute("PRAGMA query_only = OFF")

@@ -11,6 +11,7 @@ import difflib
 import hashlib
 import json
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from sqlite_utils import Database
 
@@ -97,9 +98,9 @@ def list_versions(db: Database, url: str) -> list[dict[str, Any]]:
     """The post's versions, oldest first.
 
     Raises:
-        NoPost: no post has that URL.
+        NoPost: no post has that URL (``find_post``).
     """
-    post = _post(db, url)
+    post = find_post(db, url)
     return list(db.query("select * from post_versions where post_id = ? order by id", [post["id"]]))
 
 
@@ -114,6 +115,29 @@ def diff_versions(old: dict[str, Any], new: dict[str, Any]) -> str:
             f"version {new['id']} ({new['captured_at']})", lineterm="",
         )
     )
+
+
+def find_post(db: Database, url: str) -> dict[str, Any]:
+    """The post at ``url`` or at an alias of it (a redirect, a copy), whatever its scheme, trailing slash
+    or tracking parameters: the URL as given first, then its other forms.
+
+    Raises:
+        NoPost: no post has any of these URLs.
+    """
+    for form in _forms(normalize_url(url)):
+        rows = list(db.query("select * from posts where url = ?", [form])) or list(db.query(
+            "select p.* from post_aliases a join posts p on p.id = a.post_id where a.alias = ?", [form]))
+        if rows:
+            return rows[0]
+    raise NoPost(f"no post at {url}")
+
+
+def _forms(url: str) -> list[str]:
+    """A normal URL, then it with the trailing slash added or taken off, then both over the other scheme."""
+    parts = urlsplit(url)
+    paths = [parts.path] if parts.path == "/" else [parts.path, parts.path[:-1] if parts.path.endswith("/") else f"{parts.path}/"]
+    schemes = [parts.scheme, "https" if parts.scheme == "http" else "http"]
+    return [urlunsplit(parts._replace(scheme=scheme, path=path)) for scheme in schemes for path in paths]
 
 
 def _post(db: Database, url: str) -> dict[str, Any]:

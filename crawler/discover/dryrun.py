@@ -16,17 +16,20 @@ sitemaps), without a request or a write. One JSON object a line, ``source``,
 - ``recheck``: every known post, with ``--mode recheck``.
 
 The feeds and sitemaps are not read anew: what they announce when the run
-fetches them is requested too. ``blogarchive crawl --dry-run`` runs this.
+fetches them is requested too. ``blogarchive crawl --dry-run`` runs this. Exit code 2: the archive
+cannot be read, one line on standard error.
 """
 
 import argparse
 import json
+import sqlite3
 import sys
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from archive import find_sources, open_archive
+from archive import ArchiveError, find_sources, open_archive
+from archive.core.db import is_damage
 from archive.core.urls import normalize_url, parse_url
 from archive.tables.captures import latest_capture
 from archive.tables.revisit import DEFAULT_POLICY, get_fetch, in_future
@@ -34,6 +37,8 @@ from archive.tables.writes import scope_of
 
 from crawler.discover.incremental import feed_entries, load_plan, sitemap_entries, sitemap_lastmod
 from crawler.judge.pages import in_scope
+
+EXIT_DAMAGED = 2  # the archive cannot be read: a usage error of blogarchive crawl --dry-run
 
 
 def planned(db: Any, source: dict[str, Any], *, mode: str, policy: str) -> Iterator[dict[str, str]]:
@@ -77,20 +82,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", default=DEFAULT_POLICY)
     parser.add_argument("urls", nargs="*")
     args = parser.parse_args(argv)
-    db = open_archive(args.db)
+    try:
+        plan(args.db, args.mode, args.policy, args.urls)
+    except (ArchiveError, sqlite3.DatabaseError) as e:
+        if isinstance(e, sqlite3.DatabaseError) and not is_damage(e):
+            raise
+        print(e if isinstance(e, ArchiveError) else f"cannot read the archive {args.db}: {e}", file=sys.stderr)
+        return EXIT_DAMAGED
+    return 0
+
+
+def plan(db_path: str, mode: str, policy: str, urls: list[str]) -> None:
+    """Print the plan, one JSON object a line."""
+    db = open_archive(db_path)
     try:
         known = {s["url"]: s for s in find_sources(db, enabled_only=False)}
-        if args.urls:
+        if urls:
             sources = [known.get(normalize_url(u)) or {"name": None, "url": normalize_url(u), "scope": scope_of(u)}
-                       for u in args.urls]
+                       for u in urls]
         else:
             sources = [s for s in known.values() if s["enabled"]]
         for source in sources:
-            for request in planned(db, source, mode=args.mode, policy=args.policy):
+            for request in planned(db, source, mode=mode, policy=policy):
                 print(json.dumps({"source": source["name"] or source["url"], **request}, ensure_ascii=False), flush=True)
     finally:
         db.close()
-    return 0
 
 
 if __name__ == "__main__":
