@@ -214,7 +214,7 @@ def test_posts_table_opens_on_the_posts(browser, site, screenshots, size):
             "col-title", "col-source_id", "col-published", "col-tags"]
         title = cells[0].find_element(By.TAG_NAME, "a")
         assert title.text == NEWEST_FIRST[0] and title.get_attribute("href").startswith(database + "/posts/")
-        assert all(above_the_fold(browser, cell, size) for cell in cells[:4])
+        assert all(above_the_fold(browser, cell, size) for cell in cells[:4]) and fits(browser, size)
         # the facets beside the posts or below them, never above
         facets, rows = (box(browser, browser.find_element(By.CSS_SELECTOR, s)) for s in ("#facet-lang", ".table-wrapper"))
         assert facets["left"] >= rows["right"] or facets["top"] >= rows["bottom"]
@@ -228,11 +228,14 @@ def test_posts_table_opens_on_the_posts(browser, site, screenshots, size):
         assert descriptions.is_displayed() and "ISO 639-1" in descriptions.text
 
 
-def test_posts_table_shows_urls_decoded(browser, rough_site):
+def test_urls_read_decoded_in_the_posts_table_and_on_a_post(browser, rough_site):
     _, database = rough_site
     browser.get(database + "/posts")
     wait_for_rows(browser)
     link = browser.find_element(By.CSS_SELECTOR, "td.col-url a")
+    assert link.text == unquote(ROUGH_URL) and link.get_attribute("href") == ROUGH_URL
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "td.col-title a"))
+    link = browser.find_element(By.CSS_SELECTOR, ".post-original a")
     assert link.text == unquote(ROUGH_URL) and link.get_attribute("href") == ROUGH_URL
 
 

@@ -1,6 +1,7 @@
 """How the archive's cells read in HTML: tags as links, titles as links to their
 post's page, search snippets highlighted, URLs as links that read decoded
-(``/p/内存/``, not ``/p/%E5%86%85%E5%AD%98/``).
+(``/p/内存/``, not ``/p/%E5%86%85%E5%AD%98/``), in tables and queries and, through
+the template function ``url_link()``, on a post's page.
 
 Everything archived is escaped before any markup is added to it.
 """
@@ -68,3 +69,8 @@ def post_of(row: Any, table: str | None) -> Any:
     """The id of the post a row of the posts table, or of a query with a post_id column, is about."""
     key = "id" if table == "posts" else "post_id" if table is None else None
     return row[key] if key and key in row.keys() else None  # noqa: SIM118 (sqlite3.Row has keys(), no __contains__ by name)
+
+
+@hookimpl
+def extra_template_vars() -> dict[str, object]:
+    return {"url_link": url_link}
