@@ -2,18 +2,21 @@
 
 Debian's ``chromium`` and ``chromium-driver`` (.ci/run installs them) are driven
 by Selenium through ``/usr/bin/chromedriver``; no browser is downloaded.
-``BLOGARCHIVE_SCREENSHOTS=docs/screenshots`` keeps the front page, posts table
-and post page screenshots for the README (a temporary folder otherwise).
+``BLOGARCHIVE_SCREENSHOTS=docs/screenshots`` keeps the screenshots of the front
+page, the posts table, a post and a Chinese search, at 1,280 x 900 and at a phone's
+width, for the README (a temporary folder otherwise). Each page is checked as a
+visitor first sees it: what is above the fold, the first 900 (or 844) pixels.
 """
 
+import contextlib
 import os
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
-from conftest import EXPECTED, HOSTILE, IMG_PAYLOAD, SCRIPT_PAYLOAD
+from conftest import EXPECTED, HOSTILE, IMG_PAYLOAD, SCRIPT_PAYLOAD, serving
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
@@ -24,6 +27,8 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
+import archive
+
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -32,6 +37,12 @@ CHROMIUM_FLAGS = [
 NEWEST_FIRST = [p["title"] for p in sorted(EXPECTED["posts"], key=lambda p: p["published"], reverse=True)]
 ZH_TITLES = sorted(p["title"] for p in EXPECTED["posts"] if p["lang"] == "zh")
 ATOM = "{http://www.w3.org/2005/Atom}"
+DESKTOP, PHONE = (1280, 900), (390, 844)  # a window's inner width and height: what is above the fold
+VIEWPORTS = [pytest.param(DESKTOP, id="desktop"), pytest.param(PHONE, id="phone")]
+# an archive as real blogs leave it: a post under a percent-encoded Chinese URL, and an error
+# about an image on another host whose URL is longer than a window is wide
+ROUGH_URL = "https://rough.test/2024/05/%E5%86%85%E5%AD%98%E6%B3%84%E6%BC%8F/"
+ROUGH_ERROR = "DNS lookup failed for https://images.another.example/uploads/" + "%E5%86%85%E5%AD%98" * 12 + ".png"
 
 
 @pytest.fixture(scope="module")
@@ -65,15 +76,68 @@ def site(example_datasette, example_archive):
     return example_datasette, example_datasette + "/" + example_archive.stem
 
 
+@pytest.fixture(scope="module")
+def rough_site(tmp_path_factory: pytest.TempPathFactory):
+    """An archive with a post under ``ROUGH_URL`` and a crawl whose error is ``ROUGH_ERROR``,
+    served: its base URL and its database's."""
+    path = tmp_path_factory.mktemp("rough") / "rough.db"
+    db = archive.open_archive(path)
+    source = archive.ensure_source(db, "https://rough.test/")
+    run = archive.start_run(db, [source["id"]])
+    archive.save_post(db, {"url": ROUGH_URL, "title": "内存泄漏", "text": "一次内存泄漏的排查。", "lang": "zh",
+                           "published": "2024-05-18T00:00:00Z", "tags": ["笔记"], "source_id": source["id"]}, run_id=run)
+    archive.save_error(db, run_id=run, source_id=source["id"], url=ROUGH_URL, kind="media", message=ROUGH_ERROR)
+    archive.finish_run(db, run, status="finished", seconds=1, pages=1)
+    archive.update_source(db, source["id"], last_crawl_at=archive.get_run(db, run)["finished_at"], last_status="ok, 1 errors")
+    db.close()
+    with serving(path) as base:
+        yield base, base + "/" + path.stem
+
+
+@contextlib.contextmanager
+def viewport(browser: WebDriver, size: tuple[int, int]):
+    """The browser's window with an inner ``size`` (width, height), 1,280 x 900 again after."""
+    chrome = browser.execute_script("return [window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight]")
+    browser.set_window_size(size[0] + chrome[0], size[1] + chrome[1])
+    assert browser.execute_script("return [window.innerWidth, window.innerHeight]") == list(size)
+    try:
+        yield
+    finally:
+        browser.set_window_size(DESKTOP[0] + chrome[0], DESKTOP[1] + chrome[1])
+
+
 def screenshot(browser: WebDriver, path: Path, *, down_to: str = "footer") -> None:
-    """Save the page, from its top to the end of the element ``down_to``, as a PNG."""
-    height = browser.execute_script(
+    """Save the page, from its top to the end of the element ``down_to``, as a PNG, at the window's width."""
+    width, height = browser.execute_script(
         "const box = document.querySelector(arguments[0]).getBoundingClientRect();"
-        "return Math.ceil(box.bottom + window.scrollY + 16)", down_to)
-    browser.set_window_size(1280, height + browser.execute_script("return window.outerHeight - window.innerHeight"))
-    browser.save_screenshot(str(path))
-    browser.set_window_size(1280, 900)
+        "return [window.innerWidth, Math.ceil(box.bottom + window.scrollY + 16)]", down_to)
+    with viewport(browser, (width, height)):
+        browser.save_screenshot(str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 20_000
+
+
+def fold_shot(browser: WebDriver, path: Path) -> None:
+    """Save what the window shows, the page's top above the fold, as a PNG."""
+    browser.save_screenshot(str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+
+
+def box(browser: WebDriver, element: WebElement) -> dict[str, float]:
+    """Where ``element`` is in the page as it opens (top, bottom, left, right, in CSS pixels)."""
+    return browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return {top: r.top + window.scrollY, bottom: r.bottom + window.scrollY, left: r.left, right: r.right}", element)
+
+
+def above_the_fold(browser: WebDriver, element: WebElement, size: tuple[int, int]) -> bool:
+    """Whether ``element`` starts in the window as the page opens, neither below it nor off to its right."""
+    where = box(browser, element)
+    return where["top"] < size[1] and where["left"] < size[0] and element.is_displayed()
+
+
+def fits(browser: WebDriver, size: tuple[int, int]) -> bool:
+    """Whether the page is no wider than the window (nothing to scroll sideways to)."""
+    return browser.execute_script("return document.documentElement.scrollWidth") <= size[0]
 
 
 def follow(browser: WebDriver, link: WebElement) -> None:
@@ -98,19 +162,6 @@ def search_in_table(browser: WebDriver, url: str, words: str) -> list[str]:
     return sorted(column(browser, "title"))
 
 
-def test_front_page(browser, site, screenshots):
-    base, database = site
-    browser.get(base + "/")
-    assert browser.find_element(By.TAG_NAME, "h1").text == "blogarchive"
-    newest = [a.text for a in browser.find_elements(By.CSS_SELECTOR, ".archive-newest .post-title")]
-    assert newest == NEWEST_FIRST
-    blog = browser.find_element(By.CSS_SELECTOR, ".archive-blogs tbody tr").text
-    assert EXPECTED["host"] in blog and " 7 " in f" {blog} " and "ok" in blog
-    assert "finished" in browser.find_element(By.CSS_SELECTOR, ".archive-last-crawl").text
-    assert browser.find_element(By.LINK_TEXT, "Crawl health per blog").get_attribute("href") == database + "/crawl_health"
-    screenshot(browser, screenshots / "front-page.png")
-
-
 def wait_for_rows(browser: WebDriver) -> None:
     """Wait until the page shows a results table with rows; fail with what it shows instead."""
     try:
@@ -121,19 +172,136 @@ def wait_for_rows(browser: WebDriver) -> None:
                     f"{browser.find_element(By.TAG_NAME, 'body').text[:500]!r}")
 
 
-def test_posts_table_and_a_facet_click(browser, site, screenshots):
+def shoot(browser: WebDriver, screenshots: Path, name: str, size: tuple[int, int], *, down_to: str = "footer") -> None:
+    """The README's screenshot of a page: ``NAME.png``, the page down to ``down_to`` at 1,280 px;
+    ``NAME-phone.png``, what a phone shows of it."""
+    if size == DESKTOP:
+        screenshot(browser, screenshots / f"{name}.png", down_to=down_to)
+    else:
+        fold_shot(browser, screenshots / f"{name}-phone.png")
+
+
+@pytest.mark.parametrize("size", VIEWPORTS)
+def test_front_page_above_the_fold(browser, site, screenshots, size):
+    base, _ = site
+    with viewport(browser, size):
+        browser.get(base + "/")
+        assert above_the_fold(browser, browser.find_element(By.ID, "archive-search"), size)
+        newest = browser.find_elements(By.CSS_SELECTOR, ".archive-newest .post-title")
+        assert newest[0].text == NEWEST_FIRST[0] and above_the_fold(browser, newest[0], size)
+        assert fits(browser, size)
+        shoot(browser, screenshots, "front-page", size)
+
+
+@pytest.mark.parametrize("size", VIEWPORTS)
+def test_front_page_fits_the_window_whatever_its_errors(browser, rough_site, size):
+    base, _ = rough_site
+    with viewport(browser, size):
+        browser.get(base + "/")
+        assert "rough.test" in browser.find_element(By.CSS_SELECTOR, ".archive-blogs").text
+        assert fits(browser, size)
+
+
+@pytest.mark.parametrize("size", VIEWPORTS)
+def test_posts_table_opens_on_the_posts(browser, site, screenshots, size):
+    _, database = site
+    with viewport(browser, size):
+        browser.get(database + "/posts")
+        wait_for_rows(browser)
+        first = browser.find_element(By.CSS_SELECTOR, "table.rows-and-columns tbody tr")
+        cells = first.find_elements(By.TAG_NAME, "td")
+        assert [c.get_attribute("class").split()[0] for c in cells[:4]] == [
+            "col-title", "col-source_id", "col-published", "col-tags"]
+        title = cells[0].find_element(By.TAG_NAME, "a")
+        assert title.text == NEWEST_FIRST[0] and title.get_attribute("href").startswith(database + "/posts/")
+        assert all(above_the_fold(browser, cell, size) for cell in cells[:4]) and fits(browser, size)
+        # the facets beside the posts or below them, never above
+        facets, rows = (box(browser, browser.find_element(By.CSS_SELECTOR, s)) for s in ("#facet-lang", ".table-wrapper"))
+        assert facets["left"] >= rows["right"] or facets["top"] >= rows["bottom"]
+        shoot(browser, screenshots, "posts-table", size, down_to=".table-and-facets")
+        # every column is still there, its description one click away
+        columns = {th.get_attribute("data-column") for th in browser.find_elements(By.CSS_SELECTOR, "table.rows-and-columns th")}
+        assert {"id", "url", "author", "lang", "word_count", "first_seen"} <= columns
+        descriptions = browser.find_element(By.CSS_SELECTOR, "dl.column-descriptions")
+        assert not descriptions.is_displayed()
+        browser.find_element(By.CSS_SELECTOR, "details.column-descriptions summary").click()
+        assert descriptions.is_displayed() and "ISO 639-1" in descriptions.text
+
+
+def test_urls_read_decoded_in_the_posts_table_and_on_a_post(browser, rough_site):
+    _, database = rough_site
+    browser.get(database + "/posts")
+    wait_for_rows(browser)
+    link = browser.find_element(By.CSS_SELECTOR, "td.col-url a")
+    assert link.text == unquote(ROUGH_URL) and link.get_attribute("href") == ROUGH_URL
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "td.col-title a"))
+    link = browser.find_element(By.CSS_SELECTOR, ".post-original a")
+    assert link.text == unquote(ROUGH_URL) and link.get_attribute("href") == ROUGH_URL
+
+
+@pytest.mark.parametrize("size", VIEWPORTS)
+def test_post_page_above_the_fold(browser, site, screenshots, size):
+    base, _ = site
+    with viewport(browser, size):
+        browser.get(base + "/")
+        follow(browser, browser.find_element(By.LINK_TEXT, "Notes on SQLite WAL Mode"))
+        for selector in ("article.post h1", ".post-byline", ".post-tags", ".post-body p"):
+            assert above_the_fold(browser, browser.find_element(By.CSS_SELECTOR, selector), size), selector
+        assert fits(browser, size)
+        shoot(browser, screenshots, "post-page", size, down_to="details.post-fields")
+
+
+@pytest.mark.parametrize("size", VIEWPORTS)
+def test_chinese_search_reads_as_search_results(browser, site, screenshots, size):
+    base, _ = site
+    with viewport(browser, size):
+        browser.get(base + "/")
+        browser.find_element(By.ID, "archive-search").send_keys("内存")
+        follow(browser, browser.find_element(By.CSS_SELECTOR, "form.archive-search input[type=submit]"))
+        assert column(browser, "title") == ["记一次 Node.js 服务的内存泄漏排查"]
+        for selector in ("td.col-title a", "td.col-snippet mark"):
+            assert above_the_fold(browser, browser.find_element(By.CSS_SELECTOR, selector), size), selector
+        text = browser.find_element(By.TAG_NAME, "body").text
+        assert "1 result" in text and "Custom SQL query" not in text and "select" not in browser.title
+        assert browser.find_element(By.CSS_SELECTOR, "form.canned-query input[name=q]").get_attribute("value") == "内存"
+        assert [b.get_attribute("value") for b in browser.find_elements(By.CSS_SELECTOR, "input[type=submit]")] == ["Search"]
+        assert fits(browser, size)
+        shoot(browser, screenshots, "search", size, down_to=".table-wrapper")
+
+
+def test_a_searchs_sql_is_one_click_away(browser, site):
+    _, database = site
+    browser.get(database + "/search?q=" + quote("内存"))
+    assert not browser.find_elements(By.ID, "sql-query")
+    follow(browser, browser.find_element(By.LINK_TEXT, "show the SQL"))
+    assert "posts_search_has" in browser.find_element(By.ID, "sql-query").text
+    assert column(browser, "title") == ["记一次 Node.js 服务的内存泄漏排查"]
+
+
+def test_front_page(browser, site):
+    base, database = site
+    browser.get(base + "/")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "blogarchive"
+    newest = [a.text for a in browser.find_elements(By.CSS_SELECTOR, ".archive-newest .post-title")]
+    assert newest == NEWEST_FIRST
+    blog = browser.find_element(By.CSS_SELECTOR, ".archive-blogs tbody tr").text
+    assert EXPECTED["host"] in blog and " 7 " in f" {blog} " and "ok" in blog
+    assert "finished" in browser.find_element(By.CSS_SELECTOR, ".archive-last-crawl").text
+    assert browser.find_element(By.LINK_TEXT, "Crawl health per blog").get_attribute("href") == database + "/crawl_health"
+
+
+def test_posts_table_and_a_facet_click(browser, site):
     _, database = site
     browser.get(database + "/posts")
     wait_for_rows(browser)
     assert column(browser, "title") == NEWEST_FIRST
     assert browser.find_element(By.CSS_SELECTOR, "#facet-lang").is_displayed()
-    screenshot(browser, screenshots / "posts-table.png", down_to=".table-wrapper")
     follow(browser, browser.find_element(By.CSS_SELECTOR, "#facet-lang").find_element(By.LINK_TEXT, "zh"))
     assert "lang=zh" in browser.current_url
     assert sorted(column(browser, "title")) == ZH_TITLES
 
 
-def test_post_page_and_its_tag_links(browser, site, screenshots):
+def test_post_page_and_its_tag_links(browser, site):
     base, _ = site
     browser.get(base + "/")
     follow(browser, browser.find_element(By.LINK_TEXT, "Notes on SQLite WAL Mode"))
@@ -145,7 +313,6 @@ def test_post_page_and_its_tag_links(browser, site, screenshots):
     paragraphs = browser.find_elements(By.CSS_SELECTOR, ".post-body p")
     assert len(paragraphs) >= 3 and "WAL" in browser.find_element(By.CSS_SELECTOR, ".post-body").text
     assert not browser.find_element(By.CSS_SELECTOR, "details.post-fields").get_attribute("open")
-    screenshot(browser, screenshots / "post-page.png", down_to="details.post-fields")
     follow(browser, browser.find_element(By.CSS_SELECTOR, ".post-tags").find_element(By.LINK_TEXT, "databases"))
     assert sorted(column(browser, "title")) == sorted(p["title"] for p in EXPECTED["posts"] if "databases" in p["tags"])
 

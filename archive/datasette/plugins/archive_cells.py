@@ -1,12 +1,14 @@
 """How the archive's cells read in HTML: tags as links, titles as links to their
-post's page, search snippets highlighted.
+post's page, search snippets highlighted, URLs as links that read decoded
+(``/p/内存/``, not ``/p/%E5%86%85%E5%AD%98/``), in tables and queries and, through
+the template function ``url_link()``, on a post's page.
 
 Everything archived is escaped before any markup is added to it.
 """
 
 import json
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from datasette import hookimpl
 from datasette.app import Datasette
@@ -38,6 +40,11 @@ def snippet_html(value: str) -> Markup:
     return Markup(str(escape(value)).replace("&lt;mark&gt;", "<mark>").replace("&lt;/mark&gt;", "</mark>"))
 
 
+def url_link(url: str) -> Markup:
+    """A link to ``url`` whose text is ``url`` with its percent-escapes decoded."""
+    return Markup('<a href="{}" rel="noopener noreferrer">{}</a>').format(url, unquote(url, errors="replace"))
+
+
 @hookimpl
 def render_cell(row: Any, value: Any, column: str, table: str | None, database: str, datasette: Datasette) -> Markup | None:
     if not isinstance(value, str):
@@ -49,6 +56,8 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
         return tag_link(value, posts_url)
     if column == "snippet" and table is None:
         return snippet_html(value)
+    if column == "url" and value.startswith(("http://", "https://")):
+        return url_link(value)
     if column == "title":
         post_id = post_of(row, table)
         if post_id is not None:
@@ -60,3 +69,8 @@ def post_of(row: Any, table: str | None) -> Any:
     """The id of the post a row of the posts table, or of a query with a post_id column, is about."""
     key = "id" if table == "posts" else "post_id" if table is None else None
     return row[key] if key and key in row.keys() else None  # noqa: SIM118 (sqlite3.Row has keys(), no __contains__ by name)
+
+
+@hookimpl
+def extra_template_vars() -> dict[str, object]:
+    return {"url_link": url_link}
