@@ -176,7 +176,7 @@ def crawl_when_unlocked(db: Path, options: list[str]) -> subprocess.CompletedPro
 def test_kill_9_of_blogarchive_stops_its_processes_and_the_next_run_completes(tmp_path):
     db = tmp_path / "archive.db"
     with six_blogs() as (urls, options):
-        proc = start(db, urls, options, "0.3")
+        proc = start(db, urls, options, "0.1")
         wait_for_posts(db, proc)
         proc.kill()
         proc.communicate()
@@ -193,7 +193,7 @@ def test_kill_9_of_blogarchive_stops_its_processes_and_the_next_run_completes(tm
 def test_a_crawl_process_killed_interrupts_the_run_and_the_others_finish(tmp_path):
     db = tmp_path / "archive.db"
     with six_blogs() as (urls, options):
-        proc = start(db, urls, options, "0.3")
+        proc = start(db, urls, options, "0.1")
         wait_for_posts(db, proc)
         children = [int(p) for p in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
                                                     text=True).stdout.split()]
@@ -211,7 +211,7 @@ def test_a_crawl_process_killed_interrupts_the_run_and_the_others_finish(tmp_pat
 def test_sigterm_stops_every_process_and_the_run_resumes(tmp_path):
     db = tmp_path / "archive.db"
     with six_blogs() as (urls, options):
-        proc = start(db, urls, options, "0.3")
+        proc = start(db, urls, options, "0.1")
         wait_for_posts(db, proc)
         proc.send_signal(signal.SIGTERM)
         stdout, _ = proc.communicate(timeout=120)
