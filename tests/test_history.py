@@ -70,3 +70,84 @@ def test_diff_is_unified_over_title_and_markdown(db):
 def test_history_of_an_unknown_post(db):
     with pytest.raises(NoPost, match="no post at https://blog.test/nope"):
         list_versions(db, "https://blog.test/nope")
+
+
+LONG = " ".join(f"The archive keeps sentence {i} of this post about databases." for i in range(40))
+
+
+def grades(db):
+    return [(v["grade"], v["changed_share"], v["word_diff"]) for v in list_versions(db, URL)]
+
+
+def test_each_version_is_graded_with_the_share_of_its_text_changed_and_a_word_diff(db):
+    save(db, text=LONG)
+    save(db, text=LONG.replace("databases", "databse", 1))  # one word
+    save(db, text=LONG.replace("databases", "databse", 1), markdown="**" + LONG + "**")  # formatting only
+    save(db, text=LONG.replace("databases", "databse", 1), author="Bob", tags=["b"])  # metadata only
+    edited = LONG.replace("sentence 3 of", "sentence three, rewritten at length, of")
+    save(db, text=edited)
+    save(db, text=edited, title="Hello, revised")
+    save(db, text="This post is withdrawn. " + edited)  # a notice
+    save(db, text="Nothing to see here any more.", title="Hello, revised")  # most of it gone
+    got = grades(db)
+    assert [g for g, _, _ in got] == ["new", "typo", "typo", "typo", "edit", "title", "retraction", "retraction"]
+    assert got[0][1:] == (None, None) and got[2][1:] == (0.0, None) and got[3][1:] == (0.0, None)
+    assert got[1][2] == "of this post about [-databases.-] {+databse.+} The archive keeps sentence"
+    assert 0 < got[4][1] < 0.1 and "{+three, rewritten at length,+}" in got[4][2] and "[-3-]" in got[4][2]
+    assert got[6][2].startswith("{+This post is withdrawn.+}")
+    assert got[7][1] > 0.9
+
+
+def test_a_chinese_edit_is_measured_character_by_character(db):
+    text = "数据库把整个数据保存在一个文件里，读者不会阻塞写入者。" * 10
+    save(db, text=text)
+    save(db, text=text.replace("一个文件", "一个单独的文件", 1))
+    (_, _, _), (grade, share, diff) = grades(db)
+    assert grade == "typo" and 0 < share < 0.02  # two characters of 270
+    assert diff == "存在一个 {+单独的+} 文件里，"  # four characters of context on each side
+
+
+def test_versions_recorded_before_grades_are_graded_from_their_kind(tmp_path):
+    import sqlite3
+
+    db = open_archive(tmp_path / "old.db")
+    ensure_source(db, "https://blog.test/")
+    save_post(db, {"source_id": 1, "url": URL, "title": "Hello", "text": "x"}, run_id=start_run(db, [1]))
+    for kind in ("new", "title", "text", "title+text", "metadata", "restored, text"):
+        db["post_versions"].insert({"post_id": 1, "change": kind, "text": "x"})
+    db.execute("drop index idx_post_versions_grade_captured_at")
+    for column in ("grade", "changed_share", "word_diff"):  # as an archive made before them
+        db.execute(f"alter table post_versions drop column {column}")
+    db.execute("delete from _sqlite_migrations where name = 'add_version_grades'")
+    db.conn.commit()
+    db.close()
+    open_archive(tmp_path / "old.db").close()
+    conn = sqlite3.connect(tmp_path / "old.db")
+    assert [r[0] for r in conn.execute("select grade from post_versions order by id")] == [
+        "new", "title", "edit", "title", "typo", "edit"]
+
+
+def test_recent_changes_keep_a_grade_and_the_graver_ones_and_their_atom_feed_carries_the_diff(db, db_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    save(db, text=LONG)
+    save(db, text=LONG.replace("databases", "databse", 1))
+    save(db, text=LONG.replace("sentence 3 of", "sentence three, rewritten at length, of"))
+    save(db, text="This post is withdrawn.")
+    mark_gone(db, URL)
+    db.conn.commit()
+    metadata = Path(__file__).resolve().parents[1] / "archive" / "datasette" / "metadata.yml"
+
+    def get(path: str) -> str:
+        return subprocess.run([str(Path(sys.executable).with_name("datasette")), str(db_path), "-m", str(metadata),
+                               "--get", path], capture_output=True, text=True, check=True).stdout
+
+    db_name = db_path.stem
+    every = json.loads(get(f"/{db_name}/changes.json?_shape=array"))
+    assert [r["grade"] for r in every] == ["gone", "retraction", "edit", "typo"]
+    edits = json.loads(get(f"/{db_name}/changes.json?_shape=array&min_grade=edit"))
+    assert [r["grade"] for r in edits] == ["gone", "retraction", "edit"]
+    atom = get(f"/{db_name}/changes.atom?min_grade=retraction")
+    assert atom.count("<entry>") == 2 and "[retraction] Hello" in atom and "withdrawn.+}</content>" in atom

@@ -374,6 +374,20 @@ def fold_post_languages(db: Database) -> None:
     db.execute("update posts set lang = iso639_1(lang) where lang is not iso639_1(lang)")
 
 
+@migrations()
+def add_version_grades(db: Database) -> None:
+    # Each version's grade (archive/tables/grades.py), the share of its text changed and a word diff;
+    # the versions recorded before are graded from what was known of them (no share, no diff)
+    db["post_versions"].add_column("grade", str)
+    db["post_versions"].add_column("changed_share", float)
+    db["post_versions"].add_column("word_diff", str)
+    db.execute(
+        "update post_versions set grade = case when change = 'new' then 'new' when change like '%title%' then 'title'"
+        " when change like '%text%' then 'edit' else 'typo' end"
+    )
+    db["post_versions"].create_index(["grade", "captured_at"])
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     register_functions(db.conn)

@@ -4,7 +4,9 @@ A version is recorded when a saved post differs from its latest version
 (never for an unchanged refetch), classified by what changed: ``title``,
 ``text`` (with the number of lines added and removed), ``title+text``,
 ``metadata`` (author, dates, summary, tags only); ``new`` for the first one
-and ``restored`` when a post marked gone comes back.
+and ``restored`` when a post marked gone comes back. Each version is also graded
+(``typo``, ``edit``, ``title``, ``retraction``, ``new``: ``archive.tables.grades``), with
+the share of its text changed and a short word diff.
 """
 
 import difflib
@@ -17,6 +19,7 @@ from sqlite_utils import Database
 
 from archive.core.db import utcnow
 from archive.core.urls import normalize_url
+from archive.tables.grades import grade_change
 
 VERSION_FIELDS = ("title", "author", "published", "updated", "summary", "tags", "text", "markdown")
 
@@ -67,6 +70,7 @@ def record_version(db: Database, url: str, *, run_id: int | None) -> str | None:
         change, changed = classify(latest[0], post)
         if restored:
             change = "restored" if not changed else f"restored, {change}"
+    grade, share, word_diff = grade_change(latest[0] if latest else None, post)
     with db.atomic():
         db.table("post_versions").insert(
             {
@@ -75,6 +79,9 @@ def record_version(db: Database, url: str, *, run_id: int | None) -> str | None:
                 "sha256": sha,
                 "captured_at": utcnow(),
                 "change": change,
+                "grade": grade,
+                "changed_share": share,
+                "word_diff": word_diff,
                 "diff_lines": diff_lines(latest[0]["text"] if latest else "", post["text"]),
                 "changed": json.dumps(changed),
                 **{k: post[k] for k in VERSION_FIELDS},
