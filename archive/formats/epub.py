@@ -87,12 +87,12 @@ def export_epub(db: Database, out: str | IO[bytes], *, source: str, since: str |
 def _book(blog: dict[str, Any], posts: list[dict[str, Any]]) -> epub.EpubBook:
     """The book and its metadata: the blog's title, URL, language and authors."""
     book = epub.EpubBook()
-    book.set_identifier(uuid.uuid5(uuid.NAMESPACE_URL, blog["url"]).urn)
-    book.set_title(_xml_text(blog.get("title") or blog["name"]))
+    book.set_identifier(book_identifier(blog["url"]))
+    book.set_title(xml_text(blog.get("title") or blog["name"]))
     langs = Counter(p["lang"] for p in posts if p["lang"])
     book.set_language(langs.most_common(1)[0][0] if langs else "und")
     for i, author in enumerate(dict.fromkeys(p["author"] for p in posts if p["author"]), 1):
-        book.add_author(_xml_text(author), uid=f"creator-{i}")
+        book.add_author(xml_text(author), uid=f"creator-{i}")
     book.add_metadata("DC", "source", blog["url"])
     book.add_metadata("DC", "publisher", "blogarchive")
     book.add_metadata("DC", "description", f"{len(posts)} posts of {blog.get('site_url') or blog['url']}, "
@@ -108,7 +108,7 @@ class Chapter(epub.EpubHtml):
 
 def _chapter(db: Database, book: epub.EpubBook, post: dict[str, Any], chapters: dict[str, str],
              images: dict[int, str]) -> Chapter:
-    title = _xml_text(post["title"] or post["url"])
+    title = xml_text(post["title"] or post["url"])
     chapter = Chapter(title=title, file_name=chapters[normalize_url(post["url"])], lang=post["lang"] or None)
     chapter.year = (post["published"] or "")[:4] or UNDATED
     embedded = {}  # the post's archived images, by URL: their files in the book
@@ -137,16 +137,16 @@ def _about(post: dict[str, Any]) -> Any:
                          ("Tags", tags), ("Removed from the blog", post.get("gone_at"))):
         if value:
             about.append(E.DT(label))
-            about.append(E.DD(_xml_text(value)))
+            about.append(E.DD(xml_text(value)))
     about.append(E.DT("Original"))
-    about.append(E.DD(E.A(_xml_text(post["url"]), href=safe_url_string(post["url"]))))
+    about.append(E.DD(E.A(xml_text(post["url"]), href=safe_url_string(post["url"]))))
     return about
 
 
 def _body(post: dict[str, Any], chapters: dict[str, str], embedded: dict[str, tuple[str, str]]) -> list[Any]:
     """The post's Markdown as XHTML elements: kept tags and attributes only, links made absolute or
     to their chapter, images to their file in the book (those the Markdown does not show added at the end)."""
-    source = _xml_text(post["markdown"] or post["text"] or "")
+    source = xml_text(post["markdown"] or post["text"] or "")
     root = html.fragment_fromstring(markdown.markdown(source, extensions=["tables", "fenced_code"]) or "<p></p>",
                                     create_parent="div")
     shown = set()
@@ -203,5 +203,11 @@ def _image(img: Any, base: str, embedded: dict[str, tuple[str, str]]) -> str | N
     return None
 
 
-def _xml_text(text: str) -> str:
+def xml_text(text: str) -> str:
+    """``text`` without the characters XML 1.0 cannot hold."""
     return NOT_XML.sub("", text)
+
+
+def book_identifier(url: str) -> str:
+    """The EPUB's ``dc:identifier`` for the blog at ``url``: a UUID made from it, the same in every export."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, url).urn
