@@ -13,6 +13,9 @@ from lxml import html
 from mediablog import SiteServer, media_blog, media_cdn
 from test_media import media_crawl
 
+import archive
+from archive.core.urls import feed_item_url
+
 EXAMPLE = EXPECTED["host"]
 IN_ORDER = sorted(EXPECTED["posts"], key=lambda p: p["published"])
 
@@ -103,6 +106,22 @@ def test_an_archive_of_several_blogs_needs_source(example_archive: Path, tmp_pat
                    check=False)
     assert proc.returncode == 1 and "another.example has no post to make a book of" in proc.stderr
     assert not list(tmp_path.glob("*.epub")) and not list(tmp_path.glob(".*.partial"))
+
+
+def test_posts_that_live_only_in_a_feed_are_a_chapter_each(tmp_path: Path) -> None:
+    db = archive.open_archive(tmp_path / "feed.db")
+    source = archive.ensure_source(db, "https://feed.test/feed.xml")
+    run = archive.start_run(db, [source["id"]])
+    for guid in ("a", "b"):  # one URL, the feed's, told apart by the fragment only
+        archive.save_post(db, {"url": feed_item_url("https://feed.test/feed.xml", guid), "guid": guid,
+                               "title": f"Item {guid}", "text": f"Text {guid}", "markdown": f"Text {guid}",
+                               "published": "2024-01-01T00:00:00Z", "source_id": source["id"]}, run_id=run)
+    archive.finish_run(db, run, status="finished", seconds=1, pages=1)
+    db.close()
+    out = tmp_path / "feed.epub"
+    book = export(tmp_path / "feed.db", out)
+    assert titles(book) == ["Item a", "Item b"]
+    epubcheck(out)
 
 
 def test_the_archived_images_are_in_the_book_and_nothing_is_fetched(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def export_epub(db: Database, out: str | IO[bytes], *, source: str, since: str |
     if not posts:
         raise ValueError(f"{source} has no post" + (f" published since {since}" if since else "") + " to make a book of")
     book = _book(blog, posts)
-    chapters = {normalize_url(p["url"]): f"post-{i:04d}.xhtml" for i, p in enumerate(posts, 1)}
+    chapters = {p["url"]: f"post-{i:04d}.xhtml" for i, p in enumerate(posts, 1)}  # by the post's own URL
     images: dict[int, str] = {}  # media id -> its file in the book
     made = [_chapter(db, book, post, chapters, images) for post in posts]
     book.toc = [(epub.Section(year, href=items[0].file_name), items)
@@ -109,7 +109,7 @@ class Chapter(epub.EpubHtml):
 def _chapter(db: Database, book: epub.EpubBook, post: dict[str, Any], chapters: dict[str, str],
              images: dict[int, str]) -> Chapter:
     title = xml_text(post["title"] or post["url"])
-    chapter = Chapter(title=title, file_name=chapters[normalize_url(post["url"])], lang=post["lang"] or None)
+    chapter = Chapter(title=title, file_name=chapters[post["url"]], lang=post["lang"] or None)
     chapter.year = (post["published"] or "")[:4] or UNDATED
     embedded = {}  # the post's archived images, by URL: their files in the book
     for medium in post_media(db, post["id"]):
