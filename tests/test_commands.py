@@ -31,6 +31,7 @@ READERS = [
     ["export", "sql"],
     ["export", "csv", "--table", "posts"],
     ["export", "opml"],
+    ["export", "epub", "-o", "{tmp}/out.epub"],
     ["source", "set", "blog.test", "delay=1"],
     ["reextract"],
     ["backup", "-o", "{tmp}/copy.db"],
@@ -108,6 +109,7 @@ def test_a_busy_archive_exits_75(small_archive, args):
     ["reextract", "--source", "nope"],
     ["export", "warc", "-o", "{tmp}/out.warc.gz", "--source", "nope"],
     ["export", "wacz", "-o", "{tmp}/out.wacz", "--source", "nope"],
+    ["export", "epub", "-o", "{tmp}/out.epub", "--source", "nope"],
 ], ids=" ".join)
 def test_an_unknown_source_is_the_same_usage_error_everywhere(small_archive, tmp_path, args):
     proc = run_cli(*[a.format(tmp=tmp_path) for a in args], "--db", str(small_archive), check=False)
@@ -151,7 +153,7 @@ def test_a_damaged_archive_is_one_line_from_every_command(small_archive, tmp_pat
 @pytest.mark.parametrize("how", ["garbage", "truncated"])
 @pytest.mark.parametrize("args", [
     ["sql"], ["csv", "--table", "posts"], ["json", "--query", "select * from posts"], ["ndjson", "--table", "posts"],
-    ["markdown"], ["warc"], ["wacz"], ["opml"],
+    ["markdown"], ["warc"], ["wacz"], ["opml"], ["epub"],
 ], ids=lambda a: a[0])
 def test_every_export_of_a_damaged_archive_is_one_line_and_leaves_no_file(small_archive, tmp_path, args, how):
     db = tmp_path / "damaged.db"

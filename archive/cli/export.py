@@ -15,7 +15,8 @@ from archive.cli.common import ConfigError, check_source, db_option, open_db, re
 from archive.core.dates import parse_date
 from archive.formats.backup import backup_archive
 
-ARCHIVE_FORMATS = ("warc", "wacz", "opml")
+ARCHIVE_FORMATS = ("warc", "wacz", "opml", "epub")
+SELECTING_FORMATS = ("warc", "wacz", "epub")  # the formats that take --source and --since
 
 
 @click.command()
@@ -23,34 +24,40 @@ ARCHIVE_FORMATS = ("warc", "wacz", "opml")
                 type=click.Choice(["sql", "csv", "json", "ndjson", "markdown", *ARCHIVE_FORMATS]))
 @click.option("--table", help="Export this table.")
 @click.option("--query", help="Export the rows of this read-only SQL query.")
-@click.option("--source", "source_name", help="warc, wacz: only this source's captures.")
-@click.option("--since", help="warc, wacz: only the captures fetched since this date (ISO 8601).")
+@click.option("--source", "source_name", help="warc, wacz: only this source's captures; epub: the blog to make a book of.")
+@click.option("--since", help="warc, wacz: only the captures fetched since this date (ISO 8601); "
+                               "epub: only the posts published since then.")
 @click.option("-o", "--output", type=click.Path(writable=True),
               help="Write here instead of standard output (markdown: the folder to write into).")
 @db_option
 def export(fmt: str, table: str | None, query: str | None, source_name: str | None, since: str | None,
            output: str | None, db_path: str) -> None:
     """Export the archive: a full SQL dump, a table or query as CSV/JSON/NDJSON, Markdown files,
-    WARC or WACZ of the captures, OPML of the sources.
+    WARC or WACZ of the captures, OPML of the sources, EPUB of a blog.
 
     markdown writes one file per post, with YAML front matter, into
     OUTPUT/SOURCE/; file names are made from the date and title, made safe.
     warc writes WARC/1.1 (gzipped records) of every capture, with its
     original URL and time; wacz packages it with its index and a list of
-    the posts; opml lists the sources and their feeds for feed readers.
+    the posts; opml lists the sources and their feeds for feed readers;
+    epub makes a book of one blog (--source, needed when the archive holds
+    several): a chapter per post in publication order, its archived images
+    inside, a table of contents by year.
     """
     if fmt in ("sql", "markdown", *ARCHIVE_FORMATS) and (table or query):
         raise click.UsageError(f"{fmt} exports the whole archive; --table and --query are for csv, json and ndjson")
     if fmt not in ("sql", "markdown", *ARCHIVE_FORMATS) and bool(table) == bool(query):
         raise click.UsageError("give --table or --query")
-    if fmt in ("markdown", "warc", "wacz") and not output:
+    if fmt in ("markdown", "warc", "wacz", "epub") and not output:
         raise click.UsageError(f"{fmt} needs -o {'FOLDER' if fmt == 'markdown' else 'FILE'}")
-    if (source_name or since) and fmt not in ("warc", "wacz"):
-        raise click.UsageError("--source and --since are for warc and wacz")
+    if (source_name or since) and fmt not in SELECTING_FORMATS:
+        raise click.UsageError("--source and --since are for warc, wacz and epub")
     if since and parse_date(since) is None:
         raise ConfigError(f"not a date: {since!r}")
     db = open_db(db_path, migrate=False)
     check_source(db, source_name)
+    if fmt == "epub" and not source_name:
+        source_name = _the_one_source(db)
     if fmt in ARCHIVE_FORMATS:
         _export_format(db, fmt, output, source_name, since)
         return
@@ -107,8 +114,17 @@ def _whole(output: str) -> Iterator[Path]:
         partial.unlink(missing_ok=True)
 
 
+def _the_one_source(db: Any) -> str:
+    """The archive's only source: an EPUB is one blog's, so an archive of several needs --source."""
+    names = [s["name"] for s in list_sources(db)]
+    if len(names) != 1:
+        raise ConfigError(f"the archive holds {len(names)} blogs: give --source NAME (see blogarchive sources)")
+    return str(names[0])
+
+
 def _export_format(db: Any, fmt: str, output: str | None, source_name: str | None, since: str | None) -> None:
-    """WARC, WACZ or OPML: written whole to a hidden file beside ``output``, then renamed to it."""
+    """WARC, WACZ, OPML or EPUB: written whole to a hidden file beside ``output``, then renamed to it."""
+    from archive.formats.epub import export_epub  # EbookLib and Markdown: only when asked for
     from archive.formats.opml import export_opml
     from archive.formats.wacz import export_wacz  # warcio and py-wacz: only when asked for
     from archive.formats.warc import export_warc
@@ -124,6 +140,9 @@ def _export_format(db: Any, fmt: str, output: str | None, source_name: str | Non
                     message = f"{export_warc(db, f, source=source_name, since=since, filename=Path(output).name)} captures"
             elif fmt == "wacz":
                 message = f"{export_wacz(db, str(partial), source=source_name, since=since)} captures"
+            elif fmt == "epub":
+                assert source_name is not None
+                message = f"{export_epub(db, str(partial), source=source_name, since=since)} posts"
             else:
                 partial.write_text(export_opml(db), encoding="utf-8")
                 message = f"{len(list_sources(db))} sources"
