@@ -169,7 +169,7 @@ def deliver_after_crawl(db_path: str | os.PathLike[str]) -> str | None:
 
 def send_test(db: Database, target: Target) -> str | None:
     """Send ``target`` a test message, the archive's latest change of its source as a sample; the error."""
-    sample = _versions(db, target, 0)[-1:] or [{"test": True}]
+    sample = _versions(db, target, 0, newest=True) or [{}]
     item = {"test": True, **sample[0]}
     return _send(target, f"blogarchive test: {_headline(item)}", [item])
 
@@ -208,11 +208,13 @@ def _deliver(db: Database, target: Target, state: dict[str, Any] | None, now: da
     return Delivery(target, sent, len(told) if not error else 0, error)
 
 
-def _versions(db: Database, target: Target, after: int) -> list[dict[str, Any]]:
+def _versions(db: Database, target: Target, after: int, *, newest: bool = False) -> list[dict[str, Any]]:
+    """The versions of ``target``'s sources after version ``after``, oldest first; ``newest``: the last one only."""
     rows = db.query(
         "select v.id as version_id, p.url, v.title, v.grade, v.changed_share, v.word_diff as diff, s.name as source,"
         " v.captured_at as at from post_versions v join posts p on p.id = v.post_id"
-        " join sources s on s.id = p.source_id where v.id > ? and (? is null or s.name = ?) order by v.id",
+        " join sources s on s.id = p.source_id where v.id > ? and (? is null or s.name = ?)"
+        + (" order by v.id desc limit 1" if newest else " order by v.id"),
         [after, target.source, target.source],
     )
     return list(rows)

@@ -15,8 +15,9 @@ import stat
 import threading
 import time
 import urllib.request
+import warnings
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from email import message_from_bytes
 from pathlib import Path
 
@@ -25,6 +26,9 @@ from aiosmtpd.controller import Controller
 from blogserver import Blog, BlogServer
 from conftest import free_port, rows, run_cli, serving
 from test_incremental import crawl
+
+from archive import open_archive
+from archive.notify import deliver
 
 SECRETS = ("s3cretPassw0rd", "s3cretPathTok", "s3cretHeaderTok", "s3cretDeadTok")
 RETRACTION = "This post has been retracted: its figures were wrong."
@@ -84,6 +88,17 @@ def smtp_server() -> Iterator[tuple[Mailbox, int]]:
         controller.stop()
 
 
+def deliver_a_day_later(db: Path) -> None:
+    """The library's delivery as a run 25 hours on would call it."""
+    archive_db = open_archive(db)
+    try:
+        with warnings.catch_warnings():  # Apprise's e-mail plugin imports imghdr, deprecated (an error here)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            assert all(d.error is None for d in deliver(archive_db, db, now=datetime.now(timezone.utc) + timedelta(hours=25)))
+    finally:
+        archive_db.close()
+
+
 def retract(blog: Blog, slug: str) -> None:
     post = blog.post(slug)
     post.text = RETRACTION
@@ -108,6 +123,7 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             f"json://127.0.0.1:{webhook.port}/retractions --min-grade retraction",
             f"mailto://127.0.0.1:{smtp_port}?from=archive@example.com&to=reader@example.com&mode=insecure --digest run",
             f"json://127.0.0.1:{dead_port}/dead/{SECRETS[3]}",
+            f"json://127.0.0.1:{webhook.port}/daily --digest daily",
         ]
         for target in out["targets"]:
             url, *options = target.split(" ")
@@ -126,17 +142,28 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         out["every"], out["retractions"] = webhook.messages("/every/" + SECRETS[1]), webhook.messages("/retractions")
         out["mail"] = list(mailbox.messages)
         out["state"] = {r["target"]: r for r in rows(db, "select * from notify_state")}
+        out["daily"] = webhook.messages("/daily")
         out["dead_up"] = Webhook(dead_port)  # the dead webhook answers now: the next run tells it all
         webhook.received.clear()
+        blog.edit("post-4", EDIT)
         out["next"] = crawl(db, servers)
         out["after_retry"] = out["dead_up"].messages("/dead/" + SECRETS[3])
-        out["after_retry_every"] = webhook.messages("/every/" + SECRETS[1])
+        out["next_every"] = webhook.messages("/every/" + SECRETS[1])
+        out["next_daily"] = webhook.messages("/daily")
+        deliver_a_day_later(db)
+        out["day_later"] = webhook.messages("/daily")
+        webhook.received.clear()
         out["test"] = run_cli("notify", "test", "--db", str(db))
         out["tested"] = webhook.messages("/every/" + SECRETS[1])
+        out["list"] = run_cli("notify", "list", "--db", str(db)).stdout
+        dead_id = next(line.split("\t")[0] for line in out["list"].splitlines() if f":{dead_port}/" in line)
+        out["removed"] = run_cli("notify", "remove", dead_id, "--db", str(db)).stdout
+        out["list_after"] = run_cli("notify", "list", "--db", str(db)).stdout
+        out["dead_port"] = dead_port
         webhook.close()
         out["dead_up"].close()
     outputs += [proc.stdout, proc.stderr, out["next"].stdout, out["next"].stderr, out["test"].stdout,
-                out["test"].stderr]
+                out["test"].stderr, out["list"], out["removed"], out["list_after"]]
     yield out
 
 
@@ -154,7 +181,8 @@ def test_each_change_told_once_to_the_webhook(scenario: dict) -> None:
                                       " where p.url = ? order by v.id desc limit 1", (urls["edited"],))
     assert edited["version_id"] == version["id"]
     assert told[urls["deleted"]]["version_id"] is None
-    assert scenario["after_retry_every"] == []  # told once
+    (edit,) = scenario["next_every"]  # the next run: its one change, the others told once
+    assert (edit["url"], edit["grade"]) == ("http://notify.test/p/post-4/", "edit")
 
 
 def test_min_grade_keeps_what_is_asked_and_events(scenario: dict) -> None:
@@ -170,6 +198,25 @@ def test_digest_is_one_mail_a_run(scenario: dict) -> None:
     assert "retraction: Post number 2 on notify.test" in body
 
 
+def test_daily_digest_waits_a_day(scenario: dict) -> None:
+    (first,) = scenario["daily"]
+    assert first["digest"] == "daily"
+    assert sorted(c["url"] for c in first["changes"]) == sorted(scenario["urls"].values())
+    assert scenario["next_daily"] == []  # the next run, within the day: the change waits
+    (later,) = scenario["day_later"]
+    assert [c["url"] for c in later["changes"]] == ["http://notify.test/p/post-4/"]
+
+
+def test_list_shows_targets_redacted_and_remove(scenario: dict) -> None:
+    port = scenario["dead_port"]
+    listed = scenario["list"].splitlines()
+    assert len(listed) == 1 + 5
+    (dead,) = [line for line in listed if f":{port}/" in line]
+    assert f"json://127.0.0.1:{port}/…" in dead and dead.endswith("-")  # retried: no error left
+    assert "removed" in scenario["removed"]
+    assert len(scenario["list_after"].splitlines()) == 1 + 4 and f":{port}/" not in scenario["list_after"]
+
+
 def test_failing_target_never_fails_the_crawl_and_is_retried(scenario: dict) -> None:
     proc = scenario["crawl"]
     assert proc.returncode == 0
@@ -177,13 +224,14 @@ def test_failing_target_never_fails_the_crawl_and_is_retried(scenario: dict) -> 
     assert len(warnings) == 1 and "retried on the next run" in warnings[0]
     states = list(scenario["state"].values())
     assert sum(1 for s in states if s["last_error"]) == 1
-    assert sorted(m["url"] for m in scenario["after_retry"]) == sorted(scenario["urls"].values())
+    told = sorted(m["url"] for m in scenario["after_retry"])
+    assert told == sorted([*scenario["urls"].values(), "http://notify.test/p/post-4/"])
     assert "notification" not in scenario["next"].stderr
 
 
 def test_notify_test_sends_a_sample(scenario: dict) -> None:
     assert scenario["test"].returncode == 0, scenario["test"].stdout
-    assert scenario["test"].stdout.count(": sent") == 4
+    assert scenario["test"].stdout.count(": sent") == 5
     (sample,) = scenario["tested"]
     assert sample["test"] is True and sample["version_id"]
 
