@@ -54,9 +54,7 @@ class Target:
 @dataclass
 class Delivery:
     target: Target
-    sent: int  # messages sent
-    told: int  # changes told in them
-    error: str | None  # redacted
+    error: str | None  # redacted; None: sent, or nothing to send
 
 
 def config_path(db_path: str | os.PathLike[str]) -> Path:
@@ -150,17 +148,18 @@ def deliver(db: Database, db_path: str | os.PathLike[str], *, now: datetime | No
 
 def deliver_after_crawl(db_path: str | os.PathLike[str]) -> str | None:
     """``deliver`` for ``blogarchive crawl``: it never raises; a line to print when a target failed."""
-    if not load_targets(db_path):
-        return None
+    targets: list[Target] = []
     try:
+        targets = load_targets(db_path)
+        if not targets:
+            return None
         db = open_archive(db_path)
         try:
             failed = [d for d in deliver(db, db_path) if d.error]
         finally:
             db.close()
     except Exception as e:  # noqa: BLE001  the crawl's outcome stands, whatever notifying met
-        urls = [t.url for t in load_targets(db_path)]
-        return f"Warning: notifications not sent: {redact_text(f'{type(e).__name__}: {e}', urls)}"
+        return f"Warning: notifications not sent: {redact_text(f'{type(e).__name__}: {e}', [t.url for t in targets])}"
     if failed:
         return (f"Warning: {len(failed)} notification target(s) failed, retried on the next run "
                 f"(blogarchive notify list: {failed[-1].target.id}: {failed[-1].error})")
@@ -179,7 +178,7 @@ def _deliver(db: Database, target: Target, state: dict[str, Any] | None, now: da
     last_gone = state["last_gone_at"] if state else ""
     if target.digest == "daily" and state and state["last_sent_at"]:
         if now - _parse(state["last_sent_at"]) < timedelta(days=1):
-            return Delivery(target, 0, 0, None)
+            return Delivery(target, None)
     versions = _versions(db, target, last_version)
     seen = db.execute("select coalesce(max(id), ?) from post_versions", [last_version]).fetchone()[0]
     gone = _gone(db, target, last_gone)
@@ -205,7 +204,7 @@ def _deliver(db: Database, target: Target, state: dict[str, Any] | None, now: da
     elif told:
         record |= {"last_error": None, "last_error_at": None}
     _state_table(db).upsert(record, pk="target")
-    return Delivery(target, sent, len(told) if not error else 0, error)
+    return Delivery(target, error)
 
 
 def _versions(db: Database, target: Target, after: int, *, newest: bool = False) -> list[dict[str, Any]]:

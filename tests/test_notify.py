@@ -28,7 +28,7 @@ from conftest import free_port, rows, run_cli, serving
 from test_incremental import crawl
 
 from archive import open_archive
-from archive.notify import deliver
+from archive.notify import deliver, redact, redact_text
 
 SECRETS = ("s3cretPassw0rd", "s3cretPathTok", "s3cretHeaderTok", "s3cretDeadTok")
 RETRACTION = "This post has been retracted: its figures were wrong."
@@ -265,3 +265,15 @@ def test_secrets_appear_nowhere(scenario: dict, tmp_path: Path) -> None:
     assert any("127.0.0.1" in text for text in seen)  # the grep reads what was printed
     for secret in SECRETS:
         assert not [text[:200] for text in seen if secret in text], secret
+
+
+@pytest.mark.parametrize("url, shown", [
+    (f"jsons://u:{SECRETS[0]}@hooks.example.com:8443/p/{SECRETS[1]}?+X-Token={SECRETS[2]}", "jsons://hooks.example.com:8443/…"),
+    (f"tgram://123456789:{SECRETS[1]}/12345", "tgram://…/…"),  # a token in the host's place
+    (f"ntfys://{SECRETS[1]}", "ntfys://…/…"),
+    ("mailto://127.0.0.1:2525?to=reader@example.com", "mailto://127.0.0.1:2525/…"),
+])
+def test_redact_shows_the_server_only(url: str, shown: str) -> None:
+    assert redact(url) == shown
+    said = f"could not send to {url}: {SECRETS[1]} refused, user u, header {SECRETS[2]}"
+    assert not [s for s in SECRETS if s in url and s in redact_text(said, [url])]

@@ -6,7 +6,7 @@ A target's URL holds its secrets: it is shown only redacted, and kept beside the
 import click
 
 from archive import notify
-from archive.cli.common import ConfigError, check_source, db_option, open_db
+from archive.cli.common import ConfigError, check_source, db_option, open_db, require_archive
 from archive.tables.grades import GRADES
 
 LIST_HEADER = ("id", "target", "source", "min grade", "digest", "last sent", "last error")
@@ -61,10 +61,11 @@ def list_(db_path: str) -> None:
 def test(target: str | None, db_path: str) -> None:
     """Send each target (or the one of this id) a test message now: the latest change as a sample.
     Exits 1 when one failed."""
-    db = open_db(db_path)
+    require_archive(db_path)
     targets = [t for t in notify.load_targets(db_path) if target in (None, t.id)]
     if not targets:
         raise ConfigError(f"no notify target {target}" if target else "no notify target (blogarchive notify add URL)")
+    db = open_db(db_path)
     try:
         errors = {t.id: notify.send_test(db, t) for t in targets}
     finally:
