@@ -1,7 +1,8 @@
 """Start-up: what the command line and the crawl's process import before the first request.
 
 Only the extraction workers need trafilatura and its helpers (and numpy, through its language
-detector); only a cluster needs Redis; nothing needs Scrapy's remote control (aiohttp), nor
+detector); only a cluster needs Redis; only a notification needs Apprise (a crawl with no target
+never imports it); nothing needs Scrapy's remote control (aiohttp), nor
 pydantic (itemadapter loads it when installed; the items are dataclasses). Each
 costs tenths of a second at every start (docs/benchmarks.md, start-up)."""
 
@@ -10,7 +11,8 @@ import sys
 
 from conftest import ROOT
 
-HEAVY = ("trafilatura", "htmldate", "justext", "py3langid", "numpy", "redis", "scrapy_redis", "aiohttp", "pydantic")
+HEAVY = ("trafilatura", "htmldate", "justext", "py3langid", "numpy", "redis", "scrapy_redis", "aiohttp", "pydantic",
+         "apprise")
 
 # The crawl's process before its first request: its settings, the spider, and every component
 # those settings name (Scrapy's base lists included), loaded as Scrapy loads them.
@@ -32,8 +34,8 @@ print(sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[1:])))
 """
 
 
-def imported(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code, *HEAVY], cwd=ROOT, capture_output=True, text=True,
+def imported(code: str, *args: str) -> str:
+    return subprocess.run([sys.executable, "-c", code, *HEAVY, *args], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
 
 
@@ -53,3 +55,9 @@ def test_numpy_is_still_importable_after_the_archive():
 def test_pydantic_is_still_importable_after_the_crawl_s_settings():
     out = imported("import crawler.settings, itemadapter, pydantic; print(pydantic.BaseModel.__name__)")
     assert out == "BaseModel"
+
+
+def test_a_crawl_without_notify_targets_imports_no_apprise(tmp_path):
+    code = ("import sys; from archive.notify import deliver_after_crawl; deliver_after_crawl(sys.argv[-1]);"
+            " print(sorted({m.split('.')[0] for m in sys.modules} & set(sys.argv[1:])))")
+    assert imported(code, str(tmp_path / "archive.db")) == "[]"

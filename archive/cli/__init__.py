@@ -6,7 +6,7 @@ the archive never imports Scrapy); everything else runs here, importing what it 
 
 import click
 
-from archive.cli import crawl, export, extract, posts, serve, sources
+from archive.cli import crawl, export, extract, notify, posts, serve, sources
 
 
 @click.group()
@@ -17,5 +17,5 @@ def cli() -> None:
 
 for command in (crawl.crawl, crawl.import_, sources.add, sources.sources, sources.source, sources.runs,
                 posts.search, posts.history, extract.extract, extract.reextract, serve.serve,
-                export.export, export.backup):
+                export.export, export.backup, notify.notify_):
     cli.add_command(command)

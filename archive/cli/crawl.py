@@ -15,6 +15,7 @@ from archive.cli.progress import crawl_display
 from archive.core.db import check_writable
 from archive.core.lock import acquire_lock, release_lock
 from archive.core.urls import host_of, is_http_url, parse_host_map
+from archive.notify import deliver_after_crawl
 
 from crawler.run.coordinator import ClusterConfig, ClusterUnavailable
 from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_crawl
@@ -93,7 +94,11 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
                                    | ({} if memory_mb is None else {"ARCHIVE_MEMORY_MB": str(memory_mb)}),
                                    **display)
             outcome = _launch(db_path, urls, options, lock)
-        _report(outcome)
+        try:
+            _report(outcome)
+        finally:  # after the summary, the run's writes committed, the lock still held; the exit code stands
+            if warning := deliver_after_crawl(db_path):
+                click.echo(warning, err=True)
     finally:
         release_lock(lock)
 
