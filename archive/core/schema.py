@@ -374,6 +374,13 @@ def fold_post_languages(db: Database) -> None:
     db.execute("update posts set lang = iso639_1(lang) where lang is not iso639_1(lang)")
 
 
+@migrations()
+def add_source_host_maps(db: Database) -> None:
+    # {"host[:port]": "http://base"}: the --map-host entries a source was crawled with, or set
+    # with source set NAME map_host=HOST=BASE; NULL: none (archive/tables/sources.py)
+    db["sources"].add_column("map_hosts", str)
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     register_functions(db.conn)
