@@ -21,9 +21,6 @@ from archive.tables.media import MODES
 from archive.tables.revisit import parse_policy
 
 SOURCE_SETTINGS = ("delay", "max_pages", "revisit", "media", "map_host", "enabled")
-# The options of ``crawl URL`` a source keeps (``max_pages`` is a run's budget, never kept). A render
-# mode (issue 37) is one more: a column, a case of parse_setting, and an argument of remember_setup.
-REMEMBERED = ("map_host", "delay", "media")
 TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off"}
 
@@ -121,7 +118,9 @@ def remember_setup(db: Database, sources: list[dict[str, Any]], *, host_map: dic
 
     Each source keeps the ``--map-host`` entries of its own hosts (its scope's, the other hosts it took
     as its own, and those mapped to the same server) and those of no source of the crawl (an image
-    host, say), added to its map; ``--delay`` and ``--media`` when given.
+    host, say), added to its map; ``--delay`` and ``--media`` when given. ``--max-pages`` is a run's
+    budget, never kept. A render mode (issue 37) is one more option kept: a column, a case of
+    ``parse_setting``, an argument here.
     """
     claimed = [_claimed_hosts(source, host_map) for source in sources]
     kept = []
