@@ -64,9 +64,9 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
     source is crawled. A source keeps the --map-host, --delay and --media
     a crawl of its URL was given as its own settings (blogarchive
     sources); an option given to a run wins for that run. A source's first
-    crawl is complete; later ones are incremental. Exit codes: 0 all sources fine, 1 some failed or the run
-    was interrupted, 2 usage or configuration error, 75 another crawl is
-    running on the archive.
+    crawl is complete; later ones are incremental. Exit codes: 0 all
+    sources fine, 1 some failed or the run was interrupted, 2 usage or
+    configuration error, 75 another crawl is running on the archive.
     """
     for url in urls:
         if not is_http_url(url):
