@@ -45,7 +45,7 @@ def test_db_from_environment(runner, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert (tmp_path / "env.db").exists()
     assert ("test\thttps://blog.test/\tfeeds: -\tposts: 0\tdue next run: 0 (7d:0,90d:1d,*:7d)\tchecked: never\t"
-            "last crawl: never") in runner.invoke(cli, ["sources"]).output
+            "settings: -\tlast crawl: never") in runner.invoke(cli, ["sources"]).output
 
 
 def test_every_command_has_help(runner):

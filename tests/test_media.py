@@ -277,6 +277,8 @@ def test_media_metadata_records_the_urls_and_the_next_crawl_fetches_them(servers
     assert not [h for h in blog.take_hits() + cdn.take_hits() if h.path.startswith(("/img/", "/c/"))]
     assert set(statuses(db).values()) == {"listed", "theme"}
     assert rows(db, "select count(*) n from post_media") == [{"n": 15}]
+    assert rows(db, "select media from sources") == [{"media": "metadata"}]  # kept by the source
+    run_cli("source", "set", HOST, "media=default", "--db", str(db))
     media_crawl(db, blog, cdn)  # no post changed: the images listed are fetched now
     assert sorted(h.path for h in blog.take_hits() + cdn.take_hits() if h.path.startswith(("/img/", "/c/"))) == [
         "/c/remote.png", "/img/cover.webp", "/img/diagram.png", "/img/drawing.svg", "/img/fake.jpg", "/img/huge.png",

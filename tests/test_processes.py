@@ -73,6 +73,8 @@ def archive_rows(db: Path) -> dict[str, list[tuple]]:
                     value = urls[REFERENCES[column]].get(value, value)
                 if column in ("feeds", "sitemaps"):  # in the order they were found: answers come in any order
                     value = sorted(json.loads(value))
+                if column == "map_hosts" and value:  # the hosts mapped, not the ports of the servers of each crawl
+                    value = sorted(json.loads(value))
                 values.append((column, value))
             kept.append(tuple((c, tuple(v) if isinstance(v, list) else v) for c, v in values))
         result[table] = sorted(kept, key=repr)

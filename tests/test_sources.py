@@ -44,7 +44,8 @@ def test_source_set_stores_the_settings_and_default_clears_them(db_path):
 @pytest.mark.parametrize(
     "pair,message",
     [
-        ("speed=3", "Error: unknown setting 'speed': one of delay, max_pages, revisit, media, enabled"),
+        ("speed=3", "Error: unknown setting 'speed': one of delay, max_pages, revisit, media, map_host, enabled"),
+        ("map_host=set.test", "Error: bad value for map_host: 'set.test': HOST=BASE, as in example.com=http://127.0.0.1:8000"),
         ("media=some", "Error: bad value for media: 'some': one of all, metadata, off"),
         ("delay=-1", "Error: bad value for delay: '-1'"),
         ("max_pages=lots", "Error: bad value for max_pages: 'lots'"),
@@ -92,14 +93,80 @@ def test_quiet_prints_only_the_summary_and_log_file_gets_the_log(db_path, blog, 
     assert "[scrapy.core.engine] INFO: Spider closed (finished)" in log.read_text()
 
 
-def test_a_source_delay_spaces_its_requests(db_path, blog):
+def test_a_source_delay_spaces_its_requests_and_a_run_delay_wins_for_its_run(db_path, blog):
     run_cli("add", "http://set.test/", "--name", "set", "--db", str(db_path))
     run_cli("source", "set", "set", "delay=0.3", "--db", str(db_path))
-    crawl(db_path, blog, "--delay", "0", "--concurrency", "8")  # the global delay is 0: the source's own wins
-    times = [h.at for h in blog.take_hits()]
-    assert len(times) > 8
+
+    def gaps(*extra: str) -> list[float]:
+        crawl(db_path, blog, "--concurrency", "8", "--full", *extra)
+        times = [h.at for h in blog.take_hits()]
+        assert len(times) > 8
+        return [b - a for a, b in zip(times, times[1:])]
+
     # Scrapy waits 0.5 to 1.5 times the delay between two requests to one host
-    assert min(b - a for a, b in zip(times, times[1:])) >= 0.3 * 0.5
+    assert min(gaps()) >= 0.3 * 0.5
+    assert min(gaps("--delay", "0")) < 0.3 * 0.5  # the run's own delay, for this run
+    assert "settings: delay=0.3\t" in run_cli("sources", "--db", str(db_path)).stdout
+
+
+def listed_settings(db: Path) -> dict[str, str]:
+    """Each source's settings as ``blogarchive sources`` shows them."""
+    lines = [line.split("\t") for line in run_cli("sources", "--db", str(db)).stdout.splitlines()]
+    return {line[0]: next(f for f in line if f.startswith("settings: ")).removeprefix("settings: ") for line in lines}
+
+
+def test_a_source_crawled_with_map_host_is_crawled_again_with_no_url(db_path, blog):
+    first = crawl(db_path, blog, "http://set.test/", "--delay", "0", "--media", "off")
+    assert first.stdout.startswith("run 1 finished: posts 6 new,")
+    assert listed_settings(db_path) == {"set.test": f"delay=0 media=off map_host=set.test={blog.base}"}
+    blog.take_hits()
+    # the README's daily command: every enabled source, as it was set up
+    proc = run_cli("crawl", "--db", str(db_path), "--full", check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "0 errors on the blogs" in proc.stdout
+    assert len(blog.take_hits()) > 6  # the feed, the listings and the six posts, from the mapped server
+    # the URL again, with no option: the same
+    assert run_cli("crawl", "http://set.test/", "--db", str(db_path)).returncode == 0
+    assert len(blog.take_hits()) > 0
+
+
+def test_map_host_is_a_source_setting_and_a_run_map_wins_for_its_run(db_path, blog):
+    run_cli("add", "http://set.test/", "--name", "set", "--db", str(db_path))
+    proc = run_cli("source", "set", "set", f"map_host=set.test={blog.base}", "map_host=img.set.test=http://127.0.0.1:9",
+                   "--db", str(db_path))
+    assert proc.stdout == f"source set: map_host=img.set.test=http://127.0.0.1:9, map_host=set.test={blog.base}\n"
+    assert run_cli("crawl", "--db", str(db_path), "--delay", "0").returncode == 0
+    assert len(blog.take_hits()) > 6
+    # a mapping to a dead server, then a run that maps the host itself: its map wins, and is not kept
+    run_cli("source", "set", "set", "map_host=set.test=http://127.0.0.1:9", "--db", str(db_path))
+    assert crawl(db_path, blog, "--delay", "0").returncode == 0
+    assert len(blog.take_hits()) > 0
+    assert listed_settings(db_path)["set"] == "map_host=img.set.test=http://127.0.0.1:9 map_host=set.test=http://127.0.0.1:9"
+    proc = run_cli("source", "set", "set", "map_host=default", "--db", str(db_path))
+    assert (proc.stdout, listed_settings(db_path)["set"]) == ("source set: map_host=default\n", "-")
+
+
+def test_each_source_keeps_the_map_of_its_own_hosts_and_a_crawl_of_all_maps_them_all(db_path, blog):
+    with BlogServer(Blog("other.test", 3)) as other:
+        urls = ("http://set.test/", "http://other.test/")
+        maps = (f"set.test={blog.base}", f"other.test={other.base}", "cdn.test=http://127.0.0.1:9")
+        run_cli("crawl", *urls, *(a for m in maps for a in ("--map-host", m)), "--delay", "0", "--db", str(db_path))
+        assert listed_settings(db_path) == {  # an image host of no source's: each keeps it
+            "set.test": f"delay=0 map_host=cdn.test=http://127.0.0.1:9 map_host=set.test={blog.base}",
+            "other.test": f"delay=0 map_host=cdn.test=http://127.0.0.1:9 map_host=other.test={other.base}"}
+        blog.take_hits(), other.take_hits()
+        proc = run_cli("crawl", "--db", str(db_path), "--full", check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert "0 errors on the blogs" in proc.stdout
+        assert blog.take_hits() and other.take_hits()
+
+
+def test_a_run_page_budget_wins_over_the_source_own(db_path, blog):
+    run_cli("add", "http://set.test/", "--name", "set", "--db", str(db_path))
+    run_cli("source", "set", "set", "max_pages=3", "--db", str(db_path))
+    crawl(db_path, blog, "--delay", "0", "--max-pages", "2")
+    assert len([h for h in blog.take_hits() if not h.path.endswith((".txt", ".xml"))]) == 2
+    assert listed_settings(db_path)["set"] == "max_pages=3"  # a run's budget is never kept
 
 
 @pytest.mark.parametrize(

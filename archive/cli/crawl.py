@@ -24,10 +24,11 @@ from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_craw
 @click.command()
 @click.argument("urls", nargs=-1)
 @click.option("--map-host", "map_hosts", multiple=True, metavar="HOST=BASE",
-              help="Fetch HOST's URLs from BASE instead, keeping the original URLs (repeatable).")
-@click.option("--delay", type=click.FloatRange(min=0), help="Seconds between requests to one host (default 1, with AutoThrottle); a source's own delay wins.")
+              help="Fetch HOST's URLs from BASE instead, keeping the original URLs (repeatable; kept by the URLs' sources).")
+@click.option("--delay", type=click.FloatRange(min=0),
+              help="Seconds between requests to one host (default 1, with AutoThrottle; kept by the URLs' sources).")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Requests at once per host (default 2).")
-@click.option("--max-pages", type=click.IntRange(min=1), help="Pages fetched at most per source (default 10000).")
+@click.option("--max-pages", type=click.IntRange(min=1), help="Pages fetched at most per source in this run (default 10000).")
 @click.option("--processes", default="1", show_default=True, callback=lambda ctx, param, value: _processes(value),
               help="Crawl processes, the sources split among them by host; auto: one per core.")
 @click.option("--cluster", "cluster_config", type=click.Path(dir_okay=False),
@@ -35,7 +36,7 @@ from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_craw
 @click.option("--scrapyd", "nodes", multiple=True, metavar="URL", help="A Scrapyd node of the cluster (repeatable; with --redis).")
 @click.option("--redis", "redis_url", metavar="URL", help="The cluster's Redis (redis://HOST:PORT/DB; with --scrapyd).")
 @click.option("--media", type=click.Choice(["all", "metadata", "off"]),
-              help="Post images archived (all, the default), their URLs only (metadata) or neither (off); a source's own setting wins.")
+              help="Post images archived (all, the default), their URLs only (metadata) or neither (off; kept by the URLs' sources).")
 @click.option("--media-max-mb", type=click.FloatRange(min=0, min_open=True),
               help="Largest image fetched, in MB (default 10); a larger one is recorded, not fetched.")
 @click.option("--workers", type=click.IntRange(min=0),
@@ -61,10 +62,12 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
 
     Each URL is a blog's home page (its folder is the blog's scope), a feed
     or a sitemap; a new one becomes a source. With no URL, every enabled
-    source is crawled. A source's first crawl is complete; later ones are
-    incremental. Exit codes: 0 all sources fine, 1 some failed or the run
-    was interrupted, 2 usage or configuration error, 75 another crawl is
-    running on the archive.
+    source is crawled. A source keeps the --map-host, --delay and --media
+    a crawl of its URL was given as its own settings (blogarchive
+    sources); an option given to a run wins for that run. A source's first
+    crawl is complete; later ones are incremental. Exit codes: 0 all
+    sources fine, 1 some failed or the run was interrupted, 2 usage or
+    configuration error, 75 another crawl is running on the archive.
     """
     for url in urls:
         if not is_http_url(url):
@@ -85,11 +88,11 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
         if stale:
             click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
         with crawl_display(quiet) as display:
-            options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages,
+            options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages, media=media,
                                    mode="recheck" if recheck else "full" if full else None,
                                    quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
                                    cluster=_cluster(cluster_config, nodes, redis_url),
-                                   settings=_media_settings(media, media_max_mb)
+                                   settings=({"ARCHIVE_MEDIA_MAX_MB": str(media_max_mb)} if media_max_mb else {})
                                    | ({} if workers is None else {"ARCHIVE_EXTRACT_WORKERS": str(workers)})
                                    | ({} if memory_mb is None else {"ARCHIVE_MEMORY_MB": str(memory_mb)}),
                                    **display)
@@ -101,11 +104,6 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
                 click.echo(warning, err=True)
     finally:
         release_lock(lock)
-
-
-def _media_settings(media: str | None, max_mb: float | None) -> dict[str, str]:
-    settings = {"ARCHIVE_MEDIA": media} if media else {}
-    return settings | ({"ARCHIVE_MEDIA_MAX_MB": str(max_mb)} if max_mb else {})
 
 
 def _processes(value: str) -> int:
@@ -225,10 +223,9 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
         finally:
             db.close()
         handlers = {"file": None, "data": None, "ftp": None, "s3": None, "http": REPLAY_HANDLER, "https": REPLAY_HANDLER}
+        # the images are not in the captures: their URLs are listed, the next crawl fetches them
         options = CrawlOptions(host_map=_replay_hosts(list(sources.values())), delay=0, concurrency=16, mode="full",
-                               quiet=quiet,
-                               # the images are not in the captures: their URLs are listed, the next crawl fetches them
-                               settings={"DOWNLOAD_HANDLERS": json.dumps(handlers), "ARCHIVE_MEDIA": "metadata"})
+                               quiet=quiet, media="metadata", keep_setup=False, settings={"DOWNLOAD_HANDLERS": json.dumps(handlers)})
         _report(_launch(db_path, tuple(sources), options, lock))
     finally:
         release_lock(lock)

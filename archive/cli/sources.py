@@ -1,6 +1,7 @@
 """``blogarchive add``, ``sources``, ``source set`` and ``runs``: the blogs an archive follows, and its crawls."""
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -8,7 +9,7 @@ from archive import ensure_source, list_runs, list_sources
 from archive.cli.common import ConfigError, db_option, open_db
 from archive.core.urls import is_http_url
 from archive.tables.revisit import revisit_summary
-from archive.tables.sources import parse_setting, set_source_settings
+from archive.tables.sources import described_settings, parse_setting, set_source_settings
 
 RUNS_HEADER = ("id", "started", "status", "new", "updated", "unchanged", "pages", "errors", "seconds")
 
@@ -61,7 +62,7 @@ def _add_opml(opml_file: str, name: str | None, db_path: str) -> None:
 @db_option
 def sources(db_path: str) -> None:
     """List sources: name, URL, feeds found, posts, how many are due in the next run and when they
-    were checked (the oldest and latest last check), last crawl and its status."""
+    were checked (the oldest and latest last check), its own settings (those set), last crawl and its status."""
     db = open_db(db_path)
     for s in list_sources(db):
         plan = revisit_summary(db, s)
@@ -69,6 +70,7 @@ def sources(db_path: str) -> None:
         click.echo(
             f"{s['name']}\t{s['url']}\tfeeds: {', '.join(s['feeds']) or '-'}\tposts: {s['posts']}\t"
             f"due next run: {plan['due']} ({plan['policy']})\tchecked: {checked}\t"
+            f"settings: {' '.join(described_settings(s)) or '-'}\t"
             f"last crawl: {s['last_crawl_at'] or 'never'}\t{s['last_status'] or ''}".rstrip()
         )
 
@@ -83,22 +85,26 @@ def source() -> None:
 @click.argument("pairs", nargs=-1, required=True, metavar="KEY=VALUE...")
 @db_option
 def source_set(name: str, pairs: tuple[str, ...], db_path: str) -> None:
-    """Set a source's delay, max_pages, revisit policy, media (all, metadata, off) or enabled (VALUE default: the crawl's own)."""
-    values = {}
+    """Set a source's delay, max_pages, revisit policy, media (all, metadata, off), map_host (HOST=BASE, one host
+    each; default: none) or enabled (VALUE default: the crawl's own). An option given to a crawl wins for that run."""
+    values: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep:
             raise ConfigError(f"settings are KEY=VALUE, not {pair!r}")
         try:
-            values[key.strip()] = parse_setting(key.strip(), raw)
+            value = parse_setting(key.strip(), raw)
         except ValueError as e:
             raise ConfigError(str(e)) from e
+        if key.strip() == "map_host" and value and values.get("map_host"):  # map_host=... again: one more host
+            value = values["map_host"] | value
+        values[key.strip()] = value
     db = open_db(db_path)
     try:
         row = set_source_settings(db, name, values)
     except ValueError as e:
         raise ConfigError(str(e)) from e
-    click.echo(f"source {name}: " + ", ".join(f"{k}={'default' if row[k] is None else row[k]}" for k in values))
+    click.echo(f"source {name}: " + ", ".join(described_settings(row, tuple(values), unset=True)))
 
 
 @click.command()

@@ -388,6 +388,13 @@ def add_version_grades(db: Database) -> None:
     db["post_versions"].create_index(["grade", "captured_at"])
 
 
+@migrations()
+def add_source_host_maps(db: Database) -> None:
+    # {"host[:port]": "http://base"}: the --map-host entries a source was crawled with, or set
+    # with source set NAME map_host=HOST=BASE; NULL: none (archive/tables/sources.py)
+    db["sources"].add_column("map_hosts", str)
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     register_functions(db.conn)

@@ -2,24 +2,31 @@
 
 ``delay`` (seconds between requests to the blog's host), ``max_pages`` (page
 budget per run), ``revisit`` (the revisit policy, see ``archive.tables.revisit``)
-``media`` (``all``, ``metadata``: their URLs only, or ``off``; see ``archive.tables.media``)
-and ``enabled``; ``default`` as a value returns to the crawl's own setting.
+``media`` (``all``, ``metadata``: their URLs only, or ``off``; see ``archive.tables.media``),
+``map_host`` (``HOST=BASE``: fetch HOST's URLs from BASE, one host at a time; column ``map_hosts``)
+and ``enabled``; ``default`` as a value returns to the crawl's own (for ``map_host``: no mapping).
+
+What ``crawl URL`` was given for a source (``remember_setup``) becomes its settings, so that a later
+``crawl`` with no URL runs as the first did. The rule, once: an option given to a crawl wins for that
+run, then the source's own setting, then the crawl's default (``crawler/settings.py``).
 """
 
+import json
 from typing import Any
 
 from sqlite_utils import Database
 
+from archive.core.urls import host_of, parse_host_map
 from archive.tables.media import MODES
 from archive.tables.revisit import parse_policy
 
-SOURCE_SETTINGS = ("delay", "max_pages", "revisit", "media", "enabled")
+SOURCE_SETTINGS = ("delay", "max_pages", "revisit", "media", "map_host", "enabled")
 TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off"}
 
 
 def parse_setting(key: str, raw: str) -> Any:
-    """The stored value of ``KEY=RAW`` (None for ``default``).
+    """The stored value of ``KEY=RAW`` (None for ``default``; for ``map_host``, ``{HOST: BASE}``).
 
     Raises:
         ValueError: an unknown key or a value it cannot take.
@@ -47,6 +54,11 @@ def parse_setting(key: str, raw: str) -> Any:
             if raw.lower() not in MODES:
                 raise ValueError(f"one of {', '.join(MODES)}")
             value = raw.lower()
+        elif key == "map_host":
+            try:
+                value = parse_host_map([raw])
+            except ValueError:
+                raise ValueError("HOST=BASE, as in example.com=http://127.0.0.1:8000") from None
         else:
             if raw.lower() not in TRUE | FALSE:
                 raise ValueError
@@ -58,14 +70,83 @@ def parse_setting(key: str, raw: str) -> Any:
 
 
 def set_source_settings(db: Database, name: str, values: dict[str, Any]) -> dict[str, Any]:
-    """Change settings of the source called ``name``; return its row.
+    """Change settings of the source called ``name`` (``map_host``: hosts added to its map, or None: none
+    left); return its row.
 
     Raises:
         ValueError: no source has that name.
     """
-    rows = list(db.query("select id from sources where name = ?", [name]))
+    rows = list(db.query("select id, map_hosts from sources where name = ?", [name]))
     if not rows:
         raise ValueError(f"no source named {name!r} (see blogarchive sources)")
+    columns = {k: v for k, v in values.items() if k != "map_host"}
+    if "map_host" in values:
+        columns["map_hosts"] = _host_map_column({**host_map_of(rows[0]), **values["map_host"]} if values["map_host"] else {})
     with db.atomic():
-        db.table("sources").update(rows[0]["id"], values)
+        db.table("sources").update(rows[0]["id"], columns)
     return dict(db.table("sources").get(rows[0]["id"]))
+
+
+def host_map_of(source: dict[str, Any]) -> dict[str, str]:
+    """A source's own ``HOST -> BASE`` map."""
+    return dict(json.loads(source.get("map_hosts") or "{}"))
+
+
+def _host_map_column(host_map: dict[str, str]) -> str | None:
+    return json.dumps(host_map, sort_keys=True) if host_map else None
+
+
+def described_settings(source: dict[str, Any], keys: tuple[str, ...] = SOURCE_SETTINGS, *, unset: bool = False) -> list[str]:
+    """``KEY=VALUE`` for a source's settings among ``keys``: those set (a disabled source's ``enabled=0``),
+    or with ``unset`` every one, ``default`` where it has none; one ``map_host=HOST=BASE`` per host."""
+    described = []
+    for key in keys:
+        if key == "map_host":
+            host_map = host_map_of(source)
+            described += [f"map_host={host}={base}" for host, base in host_map.items()] or (["map_host=default"] if unset else [])
+        elif key == "enabled":
+            described += [f"enabled={source[key]}"] if unset or not source[key] else []
+        elif source[key] is not None or unset:
+            value = source[key]
+            described.append(f"{key}={'default' if value is None else f'{value:g}' if isinstance(value, float) else value}")
+    return described
+
+
+def remember_setup(db: Database, sources: list[dict[str, Any]], *, host_map: dict[str, str],
+                   delay: float | None, media: str | None) -> list[dict[str, Any]]:
+    """Keep what a crawl of these sources (its URLs) was given as their settings; return their rows.
+
+    Each source keeps the ``--map-host`` entries of its own hosts (its scope's, the other hosts it took
+    as its own, and those mapped to the same server) and those of no source of the crawl (an image
+    host, say), added to its map; ``--delay`` and ``--media`` when given. ``--max-pages`` is a run's
+    budget, never kept. A render mode (issue 37) is one more option kept: a column, a case of
+    ``parse_setting``, an argument here.
+    """
+    claimed = [_claimed_hosts(source, host_map) for source in sources]
+    kept = []
+    for source, mine in zip(sources, claimed):
+        others = set().union(*(c for c in claimed if c is not mine))
+        entries = {host: base for host, base in host_map.items() if host in mine or host not in others}
+        values: dict[str, Any] = {"delay": delay, "media": media}
+        values = {k: v for k, v in values.items() if v is not None}
+        if entries:
+            values["map_hosts"] = _host_map_column({**host_map_of(source), **entries})
+        if values:
+            db.table("sources").update(source["id"], values)
+        kept.append(dict(db.table("sources").get(source["id"])))
+    return kept
+
+
+def _claimed_hosts(source: dict[str, Any], host_map: dict[str, str]) -> set[str]:
+    hosts = {host_of(source["scope"]), *json.loads(source.get("hosts") or "[]")}
+    bases = {host_map[h] for h in hosts if h in host_map}
+    return hosts | {h for h, base in host_map.items() if base in bases}
+
+
+def crawl_host_map(sources: list[dict[str, Any]], host_map: dict[str, str]) -> dict[str, str]:
+    """The one map of a crawl's processes: the union of its sources' own maps, the run's ``--map-host``
+    winning over them."""
+    merged: dict[str, str] = {}
+    for source in sources:
+        merged.update(host_map_of(source))
+    return merged | host_map

@@ -108,7 +108,8 @@ class MediaLedger:
 
 
 def ledger_for(settings: Any, mode: str | None, *, theme: set[str], source_bytes: int) -> MediaLedger:
-    """A source's ledger: its own mode (``source set NAME media=...``) or the crawl's ``ARCHIVE_MEDIA``."""
+    """A source's ledger: the run's mode (``crawl --media``), its own (``source set NAME media=...``) or the
+    crawl's ``ARCHIVE_MEDIA``."""
     mode = mode or settings.get("ARCHIVE_MEDIA")
     if mode not in ("all", "metadata", "off"):
         raise ValueError(f"ARCHIVE_MEDIA is all, metadata or off, not {mode!r}")

@@ -14,7 +14,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,6 +22,7 @@ from archive.core.db import ArchiveError, open_archive
 from archive.core.lock import close_stale_runs
 from archive.core.queries import find_sources, get_run, interrupted_run, list_runs, list_sources, run_errors
 from archive.core.urls import host_of
+from archive.tables.sources import crawl_host_map, remember_setup
 from archive.tables.writer import ArchiveWriter
 from archive.tables.writes import ensure_source, finish_run, run_status, start_run
 
@@ -39,12 +40,15 @@ class CrawlFailed(RuntimeError):
 
 @dataclass
 class CrawlOptions:
-    """What ``blogarchive crawl`` passes on to the crawl."""
+    """What ``blogarchive crawl`` passes on to the crawl. An option given wins, for this run, over a
+    source's own setting (``archive.tables.sources``); those of a crawl of URLs become their sources' own."""
 
     host_map: dict[str, str] = field(default_factory=dict)  # HOST -> BASE, from --map-host
     delay: float | None = None  # seconds between requests to one host
     concurrency: int | None = None  # requests at once per host
     max_pages: int | None = None  # pages fetched at most per source
+    media: str | None = None  # all, metadata or off
+    keep_setup: bool = True  # host maps, delay and media become the URLs' sources' own (import warc's are not)
     mode: str | None = None  # "recheck", "full", or None: incremental
     quiet: bool = False  # no progress lines, only errors
     log_file: str | None = None  # append the crawl's log (INFO) here
@@ -91,7 +95,8 @@ class CrawlOutcome:
 MALLOC = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_ARENA_MAX": "2"}
 
 def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, lock: int) -> CrawlOutcome:
-    """Add ``urls`` as sources, crawl them (or every enabled source), and report the run.
+    """Add ``urls`` as sources (what ``options`` say of their host maps, delay and media becomes their
+    own settings), crawl them (or every enabled source), and report the run.
 
     Args:
         db_path: the archive.
@@ -109,26 +114,32 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
     try:
         with db.atomic():  # all the sources or none: a command that fails changes nothing
             added = [ensure_source(db, url) for url in urls]
+            if options.keep_setup:
+                added = remember_setup(db, added, host_map=options.host_map, delay=options.delay, media=options.media)
     except ValueError as e:
         raise ArchiveError(str(e)) from e
-    close_stale_runs(db)  # the lock is ours: a run left running by a dead crawl was interrupted
+    crawled = added if urls else find_sources(db)
+    # one map for the crawl's processes: its sources' own, the run's --map-host winning
+    options = replace(options, host_map=crawl_host_map(crawled, options.host_map))
+    if client is None:  # a cluster's coordinator that restarts goes on with the run it had opened
+        close_stale_runs(db)  # the lock is ours: a run left running by a dead crawl was interrupted
     interrupted = interrupted_run(db)
-    if interrupted and not options.quiet and options.mode != "full":
+    if interrupted and client is None and not options.quiet and options.mode != "full":
         print(f"resuming run {interrupted['id']}, which was interrupted: the pages it fetched are read "
               "from the archive, not fetched again", file=sys.stderr, flush=True)
     last_run = db.execute("select coalesce(max(id), 0) from crawl_runs").fetchone()[0]
-    settings = crawl_settings(db_path, options, source_delays(db, options.host_map), lock=lock)
+    settings = crawl_settings(db_path, options, crawled, lock=lock)
     env = {**MALLOC, **os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
     started = time.monotonic()
     if client is not None:  # a coordinator that restarts goes on with the run it had opened
-        returncode, last_run = _run_cluster(db, added if urls else find_sources(db), settings, options, client)
+        returncode, last_run = _run_cluster(db, crawled, settings, options, client)
         last_run -= 1
     elif options.processes == 1:
         db.close()
         returncode = run_forwarding_signals(crawl_command(settings, options, urls=urls), env, lock, db_path,
                                             on_progress=options.on_progress, on_output=options.on_output)
     else:
-        returncode = _run_processes(db, added if urls else find_sources(db), settings, options, env, lock)
+        returncode = _run_processes(db, crawled, settings, options, env, lock)
     try:
         db = open_archive(db_path)
     except ArchiveError as e:
@@ -152,11 +163,17 @@ def crawl_command(settings: dict[str, str], options: CrawlOptions, *, urls: tupl
         command += ["-a", "url=" + " ".join(urls)]
     if source_ids:
         command += ["-a", "sources=" + ",".join(map(str, source_ids))]
-    if options.mode:
-        command += ["-a", f"mode={options.mode}"]
+    for key, value in spider_args(options).items():
+        command += ["-a", f"{key}={value}"]
     for key, value in settings.items():
         command += ["-s", f"{key}={value}"]
     return command
+
+
+def spider_args(options: CrawlOptions) -> dict[str, str]:
+    """The spider's arguments: the run's options that win over a source's own settings, and its mode."""
+    args = {"mode": options.mode, "max_pages": options.max_pages, "media": options.media}
+    return {key: str(value) for key, value in args.items() if value}
 
 
 def _run_processes(db: Any, sources: list[dict[str, Any]], settings: dict[str, str], options: CrawlOptions,
@@ -195,8 +212,7 @@ def _run_cluster(db: Any, sources: list[dict[str, Any]], settings: dict[str, str
     assert options.cluster is not None
     node_settings = {k: v for k, v in settings.items() if k not in ("ARCHIVE_PATH", "ARCHIVE_LOCK_FD", "LOG_FILE")}
     node_settings["REDIS_URL"] = options.cluster.redis
-    coordinator = Coordinator(db_path, options.cluster, client, node_settings,
-                              {"mode": options.mode} if options.mode else {})
+    coordinator = Coordinator(db_path, options.cluster, client, node_settings, spider_args(options))
     from redis.exceptions import RedisError  # connect() imported redis
 
     try:
@@ -215,8 +231,8 @@ def progress_line(counts: dict[str, int]) -> str:
             f"{counts.get('queued', 0)} pages queued")
 
 
-def crawl_settings(db_path: str, options: CrawlOptions, slots: dict[str, dict[str, float]], *, lock: int) -> dict[str, str]:
-    """The crawl's Scrapy settings (``-s``), from the options and the sources' own delays."""
+def crawl_settings(db_path: str, options: CrawlOptions, sources: list[dict[str, Any]], *, lock: int) -> dict[str, str]:
+    """The crawl's Scrapy settings (``-s``), from the options and the own delays of the sources it crawls."""
     settings = {"ARCHIVE_PATH": os.path.abspath(db_path),
                 "LOG_LEVEL": "INFO" if options.verbose or options.log_file else "WARNING",
                 "ARCHIVE_LOCK_FD": str(lock)}
@@ -231,23 +247,30 @@ def crawl_settings(db_path: str, options: CrawlOptions, slots: dict[str, dict[st
     if options.delay is not None:
         settings["DOWNLOAD_DELAY"] = str(options.delay)
         settings["AUTOTHROTTLE_ENABLED"] = "1" if options.delay else "0"
+    slots = source_delays(sources, options)
     if slots:
         settings["DOWNLOAD_SLOTS"] = json.dumps(slots)
+    own = [source["delay"] for source in sources]
+    if slots and None not in own:  # AutoThrottle keeps every host at DOWNLOAD_DELAY at least: the least of theirs
+        settings["DOWNLOAD_DELAY"] = str(min(own))
+        settings["AUTOTHROTTLE_ENABLED"] = "1" if min(own) else "0"
     if options.concurrency:
         settings["CONCURRENT_REQUESTS_PER_DOMAIN"] = str(options.concurrency)
         settings["CONCURRENT_REQUESTS"] = str(max(16, options.concurrency))
-    if options.max_pages:
-        settings["ARCHIVE_MAX_PAGES"] = str(options.max_pages)
     settings.update(options.settings)
     return settings
 
 
-def source_delays(db: Any, host_map: dict[str, str]) -> dict[str, dict[str, float]]:
-    """Scrapy download slots for the sources that have their own delay."""
-    slots = {}
-    for source in db.query("select scope, delay from sources where delay is not null and enabled = 1"):
+def source_delays(sources: list[dict[str, Any]], options: CrawlOptions) -> dict[str, dict[str, float]]:
+    """Scrapy download slots for the sources crawled that have their own delay; none when the run has its own."""
+    slots: dict[str, dict[str, float]] = {}
+    if options.delay is not None:
+        return slots
+    for source in sources:
+        if source["delay"] is None:
+            continue
         host = host_of(source["scope"])
-        fetched_from = host_map.get(host)
+        fetched_from = options.host_map.get(host)
         slot = (urlsplit(fetched_from).hostname if fetched_from else host.split(":")[0]) or host
         slots[slot] = {"delay": source["delay"]}
     return slots

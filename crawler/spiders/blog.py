@@ -90,12 +90,14 @@ class BlogSpider(Spider):
     name = "blog"
 
     def __init__(self, url: str | None = None, max_pages: str | None = None, mode: str | None = None,
-                 sources: str | None = None, **kwargs: Any):
+                 sources: str | None = None, media: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.seed_urls = url.split() if url else []
         # ids of the sources to crawl (blogarchive crawl --processes N splits them)
         self.source_ids = {int(i) for i in sources.split(",")} if sources else None
+        # the run's own options (blogarchive crawl --max-pages, --media): they win over a source's settings
         self.max_pages_arg = int(max_pages) if max_pages else None
+        self.media_arg = media
         self.trusted_hosts: set[str] = set()  # hosts the user typed: see crawler.fetch.safety
         self.mode = mode or "incremental"
         if self.mode not in ("incremental", "recheck", "full"):
@@ -152,7 +154,7 @@ class BlogSpider(Spider):
             lacking=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             unsure=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
-            media=ledger_for(settings, source.get("media"), theme=theme_media(self.store.db, source["id"]),
+            media=ledger_for(settings, self.media_arg or source.get("media"), theme=theme_media(self.store.db, source["id"]),
                              source_bytes=source_media_bytes(self.store.db, source["id"])),
         )
         state.seen.add(url_key(source["url"]))
