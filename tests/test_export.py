@@ -5,6 +5,8 @@ import io
 import json
 import sqlite3
 import subprocess
+import sys
+from pathlib import Path
 
 from conftest import EXPECTED, run_cli
 
@@ -79,3 +81,22 @@ def test_markdown_export_never_writes_outside_its_folder(tmp_path):
         assert path.resolve().is_relative_to(out.resolve())
         assert len(path.name.encode()) < 255 and "\x00" not in path.name and not path.name.startswith(".")
     assert sorted(p.read_text().split("\n\n", 1)[1].strip() for p in written) == sorted(f"body {i}" for i in range(len(HOSTILE_TITLES)))
+
+
+def test_a_table_of_blobs_exports_as_json_that_sqlite_utils_reads_back(example_archive, tmp_path):
+    import base64
+    import zlib
+
+    for fmt in ("json", "ndjson"):
+        out = run_cli("export", fmt, "--table", "capture_bodies", "--db", str(example_archive)).stdout
+        rows = json.loads(out) if fmt == "json" else [json.loads(line) for line in out.splitlines()]
+        stored = dict(sqlite3.connect(example_archive).execute("select sha256, body from capture_bodies"))
+        assert rows and {r["sha256"]: base64.b64decode(r["body"]["encoded"]) for r in rows} == stored
+        assert all(r["body"]["$base64"] is True for r in rows) and zlib.decompress(stored[rows[0]["sha256"]])
+    # sqlite-utils' own insert reads the same form back into a blob
+    path = tmp_path / "bodies.json"
+    path.write_text(run_cli("export", "json", "--table", "capture_bodies", "--db", str(example_archive)).stdout)
+    copy = tmp_path / "copy.db"
+    subprocess.run([str(Path(sys.executable).with_name("sqlite-utils")), "insert", str(copy), "capture_bodies",
+                    str(path)], check=True)
+    assert dict(sqlite3.connect(copy).execute("select sha256, body from capture_bodies")) == stored

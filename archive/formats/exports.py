@@ -1,5 +1,6 @@
 """Exports: a full SQL dump, a table or read-only query as CSV, JSON or NDJSON, Markdown files (with their images)."""
 
+import base64
 import csv
 import json
 import os
@@ -82,17 +83,24 @@ def rows_for(db: Database, *, table: str | None = None, query: str | None = None
         db.execute("PRAGMA query_only = OFF")
 
 
+def _blob(value: object) -> dict[str, Any]:
+    """A blob (a capture's compressed body) in JSON as sqlite-utils writes and reads it back."""
+    if isinstance(value, bytes):
+        return {"$base64": True, "encoded": base64.b64encode(value).decode("ascii")}
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 def write_rows(rows: Iterator[dict[str, Any]], out: TextIO, fmt: str) -> int:
     """Write rows as csv, json or ndjson; return how many."""
     count = 0
     if fmt == "ndjson":
         for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.write(json.dumps(row, ensure_ascii=False, default=_blob) + "\n")
             count += 1
     elif fmt == "json":
         out.write("[")
         for row in rows:
-            out.write(("," if count else "") + "\n" + json.dumps(row, ensure_ascii=False))
+            out.write(("," if count else "") + "\n" + json.dumps(row, ensure_ascii=False, default=_blob))
             count += 1
         out.write("\n]\n")
     elif fmt == "csv":
