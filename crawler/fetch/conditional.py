@@ -94,15 +94,13 @@ class ConditionalMiddleware:
         if not state or not state["sha256"] or self.full:
             return None
         since = _resumed_since(request)
-        if since and (state["checked_at"] or "") >= since:
+        # fetched by the interrupted run this one resumes, or a feed still fresh: not asked again
+        known = "resumed" if since and (state["checked_at"] or "") >= since else \
+            "fresh" if in_future(state["fresh_until"]) else None
+        if known:
             cached = self._cached(request, url, state)
             if cached is not None:
-                self.crawler.stats.inc_value("revisit/resumed")
-                return cached
-        if in_future(state["fresh_until"]):
-            cached = self._cached(request, url, state)
-            if cached is not None:
-                self.crawler.stats.inc_value("revisit/fresh")
+                self.crawler.stats.inc_value(f"revisit/{known}")
                 return cached
         if request.meta.get(REVALIDATE) or self._host(host)["validators"] == "broken":
             return None
