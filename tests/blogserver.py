@@ -5,7 +5,8 @@ listing pages, post pages, a feed of the newest five, a sitemap and
 robots.txt. The feed (``feed``) is Atom with ``updated`` dates, RSS with the
 full content and ``pubDate``, RSS with a summary and no dates at all, or
 none; the sitemap is one ``urlset``, or (``sitemap_index=N``) an index whose
-``lastmod`` never moves over children of N posts each. An edit can leave the
+``lastmod`` never moves over children of N posts each; each post's ``lastmod``
+is its time (``lastmod="time"``) or its day alone (``"date"``). An edit can leave the
 post's page as it was (a stale cache in front of it) while the feed shows it.
 ``BlogServer`` serves it on 127.0.0.1 and logs every request
 with its conditional headers. Its ``validators`` say how it answers them:
@@ -37,6 +38,7 @@ WORDS = (
 PER_PAGE = 3
 FEED_SIZE = 5
 FEEDS = ("atom", "rss-full", "rss-summary", None)
+LASTMODS = {"time": "%Y-%m-%dT%H:%M:%S+00:00", "date": "%Y-%m-%d"}
 SUMMARY_WORDS = 12
 
 
@@ -60,12 +62,15 @@ def words(seed: str, n: int = 180) -> str:
 
 
 class Blog:
-    def __init__(self, host: str, count: int, *, sitemap: bool = True, feed: str | None = "atom", sitemap_index: int = 0):
+    def __init__(self, host: str, count: int, *, sitemap: bool = True, feed: str | None = "atom", sitemap_index: int = 0,
+                 lastmod: str = "time"):
         assert feed in FEEDS, feed
+        assert lastmod in LASTMODS, lastmod
         self.host = host
         self.sitemap = sitemap
         self.feed = feed
         self.sitemap_index = sitemap_index
+        self.lastmod = LASTMODS[lastmod]
         start = datetime(2024, 1, 1, 9, tzinfo=timezone.utc)
         self.posts = [
             Post(f"post-{i}", f"Post number {i} on {host}", start + timedelta(days=10 * i), words(f"{host}-{i}"))
@@ -196,7 +201,7 @@ class Blog:
 
     def _sitemap(self, posts: list[Post]) -> str:
         urls = "".join(
-            f"<url><loc>http://{self.host}/p/{p.slug}/</loc><lastmod>{(p.updated or p.published):%Y-%m-%dT%H:%M:%S+00:00}</lastmod></url>"
+            f"<url><loc>http://{self.host}/p/{p.slug}/</loc><lastmod>{(p.updated or p.published).strftime(self.lastmod)}</lastmod></url>"
             for p in posts
         )
         return f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'

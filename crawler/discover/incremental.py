@@ -24,8 +24,10 @@ import gzip
 import hashlib
 import io
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -46,6 +48,9 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 Normalise = Callable[[str], str | None]
+DAY_ONLY = re.compile(r"\s*\d{4}-\d\d-\d\d\s*")  # a W3C date without its time: 2026-12-05
+# from a day's midnight in UTC to its end in the westernmost zone (UTC-12): the latest time it may name
+DAY_END_ANYWHERE = timedelta(hours=36)
 
 
 @dataclass
@@ -167,7 +172,8 @@ class SourcePlan:
         """Known live posts the previous version of this feed or sitemap listed and this one does not.
 
         For a feed (``before``: its ``previous_entries``), only posts published
-        since its oldest entry: older ones have merely scrolled out of it.
+        since its oldest entry, or listed before an entry it still lists: the
+        others have merely scrolled out of it.
         """
         if feed is not None:
             listed_before: list[str | None] = list(before or {})
@@ -179,12 +185,14 @@ class SourcePlan:
                 return []
             listed_before, oldest = [own(e["loc"]) for e in sitemap_entries(load_body(self.db, previous))], None
         current = set(urls)
+        # a feed's entries leave it at its end: one listed before an entry that is still there was taken out
+        last_kept = max((i for i, url in enumerate(listed_before) if url in current), default=-1)
         gone = []
-        for url in listed_before:
+        for i, url in enumerate(listed_before):
             post = self.posts.get(url or "")
             if not url or url in current or not post or post["gone_at"]:
                 continue
-            if feed is not None and not (oldest and post["published"] and post["published"] >= oldest):
+            if feed is not None and i > last_kept and not (oldest and post["published"] and post["published"] >= oldest):
                 continue
             gone.append(url)
         return gone
@@ -228,7 +236,13 @@ def entry_hash(entry: dict[str, Any] | None) -> str:
 
 
 def sitemap_lastmod(entry: dict[str, Any]) -> str | None:
-    return parse_date(entry.get("lastmod"))
+    """A sitemap entry's ``lastmod``, ISO 8601 UTC. A day alone (``2026-12-05``) is taken as the
+    latest time it may name, the end of that day at UTC-12: an edit on the day of a check may
+    come after it."""
+    lastmod = parse_date(entry.get("lastmod"))
+    if lastmod is None or not DAY_ONLY.fullmatch(entry["lastmod"]):
+        return lastmod
+    return (datetime.fromisoformat(lastmod.replace("Z", "+00:00")) + DAY_END_ANYWHERE).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _paginated(url: str) -> bool:
