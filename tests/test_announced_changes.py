@@ -6,8 +6,9 @@ day, runs the default crawl once and asserts the exact requests of that run
 run with nothing changed stays cheap (``test_changing_blogs.changed_run``).
 """
 
-from blogserver import Blog
+from blogserver import Blog, BlogServer
 from test_changing_blogs import EDIT, assert_edited, changed_run
+from test_incremental import crawl, posts, versions
 
 
 def test_date_only_lastmods_in_children_of_an_index_that_answers_304(tmp_path):
@@ -62,3 +63,24 @@ def test_a_post_that_scrolled_out_of_a_feed_without_dates_is_not_checked(tmp_pat
     out = changed_run(tmp_path / "archive.db", blog, change)
     assert "/p/post-4/" not in out.hits
     assert out.gone() == set()
+
+
+def test_a_304_for_a_post_whose_undated_feed_entry_changed_is_doubted(tmp_path):
+    """RSS without dates cannot say a post was updated, but an entry that changed says so all the
+    same: a 304 for its page (a cache in front of it, keeping one ETag) is not believed."""
+    db = tmp_path / "archive.db"
+    blog = Blog("cached.test", 8, feed="rss-summary", sitemap=False)  # the feed lists post-8 to post-4
+    with BlogServer(blog, validators="sticky") as server:
+        servers = {blog.host: server}
+        crawl(db, servers)
+        server.take_hits()
+        post = blog.post("post-6")
+        post.title = "Post number 6, retitled"
+        blog.edit("post-6", EDIT)
+        crawl(db, servers)
+        hits = [(h.path, h.status, h.conditional) for h in server.take_hits() if h.path.startswith("/p/")]
+    # every entry of a feed without dates that changed is revalidated; only the changed one is doubted
+    assert sorted(hits) == sorted([(f"/p/post-{n}/", 304, True) for n in (4, 5, 6, 7, 8)] + [("/p/post-6/", 200, False)])
+    after = posts(db)["http://cached.test/p/post-6/"]
+    assert after["title"] == "Post number 6, retitled" and EDIT in after["text"]
+    assert versions(db)[-1] == ("http://cached.test/p/post-6/", "title+text")

@@ -13,7 +13,8 @@ A feed says a post changed when its entry's ``updated`` is later than the
 post's, when the entry differs from the one the previous version of the feed
 held (its title, summary and content), or, for an entry without an update
 date, when the feed changed at all. Each such post is revalidated with a
-conditional request.
+conditional request; a 304 for it is not believed when the entry's
+``updated`` or the entry itself says otherwise.
 
 Unchanged documents (a 304, a fresh feed, the same body again) are skipped,
 except when the source's last run was interrupted (``resume``): then they
@@ -64,6 +65,8 @@ class SourcePlan:
     due: list[str] = field(default_factory=list)  # known posts to revalidate in this run
     failed: bool = False  # the source's own URL failed
     cached_entries: dict[str, dict[str, Any]] | None = None
+    # known posts whose feed entry (title, summary, content) differs from the feed's previous version's
+    changed_entries: set[str] = field(default_factory=set)
     # when the interrupted run this one resumes began: what it fetched since is read from the
     # archive, not asked for again (``crawler.fetch.conditional``)
     resumed_since: str | None = None
@@ -138,7 +141,10 @@ class SourcePlan:
         post = self.posts.get(url)
         if before is None or post is None:
             return False
-        return not entry.get("updated") or entry_hash(entry) != entry_hash(before.get(url))
+        old = before.get(url)
+        if old is not None and entry_hash(entry) != entry_hash(old):
+            self.changed_entries.add(url)
+        return not entry.get("updated") or entry_hash(entry) != entry_hash(old)
 
     def content_edited(self, url: str, entry: dict[str, Any], before: dict[str, dict[str, Any]] | None) -> bool:
         """The known post's full-content entry holds other content than the feed's previous version did."""
@@ -146,10 +152,11 @@ class SourcePlan:
         return bool(url in self.posts and old and entry.get("content") and entry["content"] != old.get("content"))
 
     def doubts(self, url: str, entry: dict[str, Any] | None) -> bool:
-        """A feed says the post changed, yet the server answered 304."""
+        """A feed says the post changed, yet the server answered 304: its entry's ``updated`` is later
+        than the post's, or the entry is not the one the feed's previous version held."""
         post = self.posts.get(url)
         updated = (entry or {}).get("updated")
-        return bool(post and updated and post["updated"] and updated > post["updated"])
+        return bool(post and (url in self.changed_entries or (updated and post["updated"] and updated > post["updated"])))
 
     def cached_entry(self, url: str, own: Normalise, sections: SectionStats, scope: str) -> dict[str, Any] | None:
         """The entry for ``url`` in the captured feeds, for a page judged while its feed was not read
