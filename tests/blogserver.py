@@ -4,7 +4,8 @@
 listing pages, post pages, a feed of the newest five, a sitemap and
 robots.txt. The feed (``feed``) is Atom with ``updated`` dates, RSS with the
 full content and ``pubDate``, RSS with a summary and no dates at all, or
-none; the sitemap is one ``urlset``, or (``sitemap_index=N``) an index whose
+none (``atom_too``: and the same posts in Atom at ``/atom.xml``); the
+sitemap is one ``urlset``, or (``sitemap_index=N``) an index whose
 ``lastmod`` never moves over children of N posts each; each post's ``lastmod``
 is its time (``lastmod="time"``) or its day alone (``"date"``). An edit can leave the
 post's page as it was (a stale cache in front of it) while the feed shows it.
@@ -63,7 +64,7 @@ def words(seed: str, n: int = 180) -> str:
 
 class Blog:
     def __init__(self, host: str, count: int, *, sitemap: bool = True, feed: str | None = "atom", sitemap_index: int = 0,
-                 lastmod: str = "time"):
+                 lastmod: str = "time", atom_too: bool = False):
         assert feed in FEEDS, feed
         assert lastmod in LASTMODS, lastmod
         self.host = host
@@ -71,6 +72,7 @@ class Blog:
         self.feed = feed
         self.sitemap_index = sitemap_index
         self.lastmod = LASTMODS[lastmod]
+        self.atom_too = atom_too  # a second feed of the same posts, Atom at /atom.xml, declared too
         start = datetime(2024, 1, 1, 9, tzinfo=timezone.utc)
         self.posts = [
             Post(f"post-{i}", f"Post number {i} on {host}", start + timedelta(days=10 * i), words(f"{host}-{i}"))
@@ -111,7 +113,7 @@ class Blog:
         if path == "/robots.txt":
             line = f"Sitemap: http://{self.host}/sitemap.xml\n" if self.sitemap else ""
             return "text/plain", f"User-agent: *\nAllow: /\n{line}".encode(), latest
-        if path == "/feed.xml" and self.feed == "atom":
+        if (path == "/feed.xml" and self.feed == "atom") or (path == "/atom.xml" and self.atom_too):
             return "application/atom+xml", self._feed(newest[:FEED_SIZE]).encode(), latest
         if path == "/feed.xml" and self.feed:
             return "application/rss+xml", self._rss(newest[:FEED_SIZE]).encode(), latest
@@ -137,6 +139,8 @@ class Blog:
     def _head(self, title: str, extra: str = "") -> str:
         kind = "atom" if self.feed == "atom" else "rss"
         link = f'<link rel="alternate" type="application/{kind}+xml" href="http://{self.host}/feed.xml">' if self.feed else ""
+        if self.atom_too:
+            link += f'<link rel="alternate" type="application/atom+xml" href="http://{self.host}/atom.xml">'
         return f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>{link}{extra}</head>'
 
     def _listing(self, posts: list[Post], number: int, more: bool) -> str:

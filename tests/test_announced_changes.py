@@ -84,3 +84,16 @@ def test_a_304_for_a_post_whose_undated_feed_entry_changed_is_doubted(tmp_path):
     after = posts(db)["http://cached.test/p/post-6/"]
     assert after["title"] == "Post number 6, retitled" and EDIT in after["text"]
     assert versions(db)[-1] == ("http://cached.test/p/post-6/", "title+text")
+
+
+def test_a_post_two_feeds_list_is_not_missing_from_the_one_read_second(tmp_path):
+    """The second feed read lists the posts the first gave already: they are not absent from it."""
+    blog = Blog("twofeeds.test", 8, sitemap=False, atom_too=True)  # both feeds list post-4 to post-8
+
+    def change(b: Blog) -> None:
+        b.add(9)
+
+    out = changed_run(tmp_path / "archive.db", blog, change)
+    assert out.hits == {"/robots.txt": 304, "/": 200, "/page/2/": 200, "/feed.xml": 200, "/atom.xml": 200,
+                        "/sitemap.xml": 404, "/p/post-9/": 200}
+    assert out.gone() == set()

@@ -404,12 +404,13 @@ class BlogSpider(Spider):
                 yield from self._feed_only_post(state, feed_url or response.url, entry)
                 continue
             url = state.own(entry["url"])
+            if url and in_scope(url, state.scope):
+                listed.append(url)  # an entry another feed gave first is listed by this one too
             if url and in_scope(url, state.scope) and url_key(url) not in state.entries:
                 new += 1
                 state.entries[url_key(url)] = entry
                 state.sections.add(url_shape(url, state.scope))
                 state.note_date(entry.get("published_raw"))
-                listed.append(url)
                 changed = bool(state.plan and state.plan.entry_changed(url, entry, before))
                 if state.plan and state.plan.content_edited(url, entry, before):
                     state.feed_edits.add(url_key(url))
