@@ -7,6 +7,7 @@ run with nothing changed stays cheap (``test_changing_blogs.changed_run``).
 """
 
 from blogserver import Blog, BlogServer
+from conftest import rows
 from test_changing_blogs import EDIT, assert_edited, changed_run
 from test_incremental import crawl, posts, versions
 
@@ -84,6 +85,8 @@ def test_a_304_for_a_post_whose_undated_feed_entry_changed_is_doubted(tmp_path):
     after = posts(db)["http://cached.test/p/post-6/"]
     assert after["title"] == "Post number 6, retitled" and EDIT in after["text"]
     assert versions(db)[-1] == ("http://cached.test/p/post-6/", "title+text")
+    (host,) = rows(db, "select * from hosts")
+    assert host["validators"] == "broken" and host["reason"].startswith("the same ETag for a changed body")
 
 
 def test_a_post_two_feeds_list_is_not_missing_from_the_one_read_second(tmp_path):
