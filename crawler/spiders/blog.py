@@ -46,7 +46,7 @@ from archive.tables.revisit import finish_source_crawl, get_host, in_future, sta
 
 from crawler.discover.feeds import FeedError, item_id, looks_like_feed, parse_feed
 from crawler.discover.incremental import load_plan, sitemap_lastmod
-from crawler.discover.platforms import listing_for
+from crawler.discover.platforms import api_resource, listing_for
 from crawler.discover.platforms.listing import Listed, Unavailable
 from crawler.extract.article_media import page_images
 from crawler.extract.pool import ExtractionFailed, ExtractionPool
@@ -785,13 +785,14 @@ def _read_part(response: TextResponse) -> tuple[str, str]:
 
 
 def _declared_feeds(base: str, state: SourceState, sel: Selector) -> list[str]:
-    """The feeds a page declares with ``<link rel="alternate">``, in the blog's own form."""
+    """The feeds a page declares with ``<link rel="alternate">``, in the blog's own form (not a
+    platform's API resource, which WordPress declares as ``application/json``)."""
     declared = [
         state.own(link.attrib["href"], base)
         for link in sel.xpath('//link[@rel="alternate"][@href]')
         if (link.attrib.get("type") or "").lower() in FEED_TYPES
     ]
-    return list(dict.fromkeys(u for u in declared if u))
+    return list(dict.fromkeys(u for u in declared if u and not api_resource(u)))
 
 
 def lacks(post: BlogPost) -> str:

@@ -17,6 +17,11 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 
+def api_resource(url: str) -> bool:
+    """A platform's API resource, which a page may declare as an alternate: no feed of the blog."""
+    return wordpress.api_resource(url)
+
+
 def listing_for(db: "Database", source_id: int, headers: Mapping[str, str], sel: Selector, base: str,
                 own: Normalise, *, whole: bool) -> Listing | None:
     """The listing of the platform the home page (``headers``, ``sel`` read at ``base``) shows, if any:

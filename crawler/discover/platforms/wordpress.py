@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import quote, urlencode, urljoin
+from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 from parsel import Selector
 
@@ -42,6 +42,12 @@ def api_root(headers: Mapping[str, str], sel: Selector, base: str) -> str | None
     match = LINK_HEADER.search(headers.get("link") or "")
     href = match.group(1) if match else sel.xpath(f'//link[@rel="{API_REL}"]/@href').get()
     return urljoin(base, href.strip()) if href and href.strip() else None
+
+
+def api_resource(url: str) -> bool:
+    """A REST API resource (``<link rel="alternate" type="application/json">`` on every post and page)."""
+    parts = urlsplit(url)
+    return "/wp-json/" in parts.path or "rest_route=" in parts.query
 
 
 def route(root: str, path: str, params: dict[str, Any]) -> str:

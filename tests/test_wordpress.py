@@ -1,0 +1,155 @@
+"""A real WordPress (``tests/wordpress.py``): its REST API read as the posts' listing, run after run.
+
+One blog of 210 posts (English and Chinese, four authors, categories and tags, comments, images,
+a sticky post, pages, a post behind a password, a private post, a draft and a scheduled one),
+crawled by default runs: first, with nothing changed, then after ten edits (half of them to posts
+older than 90 days), five deletions, two posts trashed, five new posts, a slug and a title
+changed. The same blog with its REST API answering 401 is crawled from its HTML alone.
+"""
+
+import json
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from conftest import free_port, rows, run_cli
+from wordpress import WordPress, missing
+
+from archive.core.urls import normalize_url
+
+pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+
+FIELDS = ("title", "published", "updated", "author", "categories", "tags")
+
+
+def crawl(wp: WordPress, db: Path, *urls: str) -> dict:
+    started = time.monotonic()
+    out = run_cli("crawl", *urls, "--db", str(db), "--delay", "0", "--concurrency", "8")
+    return {"stdout": out.stdout, "requests": wp.requests(), "seconds": time.monotonic() - started}
+
+
+def archived(db: Path) -> dict[str, dict]:
+    """The archive's live posts, by URL, with their fields as WordPress names them."""
+    return {p["url"]: {**p, "categories": sorted(json.loads(p["categories"])), "tags": sorted(json.loads(p["tags"]))}
+            for p in rows(db, "select * from posts where gone_at is null")}
+
+
+def expected(truth: dict[str, dict]) -> dict[str, dict]:
+    return {normalize_url(url): {k: sorted(p[k]) if isinstance(p[k], list) else p[k] for k in FIELDS}
+            for url, p in truth.items()}
+
+
+def change(wp: WordPress, truth: dict[str, dict]) -> dict:
+    """Ten edits, five deletions, two posts trashed, five new posts, a slug and a title changed."""
+    by_date = sorted(truth.values(), key=lambda p: p["published"], reverse=True)
+    old = datetime.now(timezone.utc) - timedelta(days=90)
+    young = [p for p in by_date if datetime.fromisoformat(p["published"]) > old]
+    aged = [p for p in by_date if datetime.fromisoformat(p["published"]) < old - timedelta(days=10)]
+    plan = {"edited": young[1:6] + aged[0:5], "deleted": aged[10:15], "trashed": [young[7], aged[20]],
+            "slug": aged[30], "title": aged[40]}
+    ids = {k: [p["id"] for p in v] if isinstance(v, list) else v["id"] for k, v in plan.items()}
+    wp.php(f"""
+        foreach ({ids['edited']} as $id) {{
+            $post = get_post($id);
+            wp_update_post(['ID' => $id, 'post_content' => $post->post_content . "\\n\\nA paragraph added to post $id, later."]);
+        }}
+        foreach ({ids['deleted']} as $id) {{ wp_delete_post($id, true); }}
+        foreach ({ids['trashed']} as $id) {{ wp_trash_post($id); }}
+        wp_update_post(['ID' => {ids['slug']}, 'post_name' => 'moved']);
+        wp_update_post(['ID' => {ids['title']}, 'post_title' => 'A title changed afterwards']);
+        for ($i = 0; $i < 5; $i++) {{
+            $gmt = gmdate('Y-m-d H:i:s', time() - 3600 * ($i + 1));
+            wp_insert_post(['post_title' => "Fresh post $i", 'post_status' => 'publish', 'post_author' => 2,
+                            'post_date_gmt' => $gmt, 'post_date' => get_date_from_gmt($gmt),
+                            'post_content' => "A new post, number $i, written between two crawls. " . str_repeat("Its words. ", 40),
+                            'tags_input' => ['python', 'new']]);
+        }}
+    """)
+    return {**plan, "after": wp.published()}
+
+
+@pytest.fixture(scope="module")
+def blog(tmp_path_factory):
+    """The crawls of one WordPress, in order: first, HTML only (API off), no change, after changes."""
+    root = tmp_path_factory.mktemp("wordpress")
+    with WordPress(root / "blog", free_port()) as wp:
+        db, html_db = root / "archive.db", root / "html.db"
+        out = {"wp": wp, "db": db, "html_db": html_db, "truth": wp.published()}
+        out["first"] = crawl(wp, db, wp.home)
+        out["first_posts"] = archived(db)
+        wp.rest(on=False)
+        out["html"] = crawl(wp, html_db, wp.home)
+        wp.rest(on=True)
+        out["same"] = crawl(wp, db)
+        out["changes"] = change(wp, out["truth"])
+        out["after"] = crawl(wp, db)
+        yield out
+
+
+def test_first_crawl_archives_every_public_post_once_with_the_platforms_metadata(blog):
+    got = {url: {k: p[k] for k in FIELDS} for url, p in blog["first_posts"].items()}
+    want = expected(blog["truth"])
+    assert len(want) == 210
+    assert {u: got.get(u) for u in want} == want  # exact titles, date_gmt, modified_gmt, authors, terms
+    assert len(rows(blog["db"], "select url from posts")) == len({r["url"] for r in rows(blog["db"], "select url from posts")})
+    provenance = rows(blog["db"], "select distinct field from provenance where origin = 'WordPress REST API' and chosen")
+    assert {r["field"] for r in provenance} >= {"published", "updated", "author"}
+
+
+def test_nothing_private_draft_scheduled_or_behind_a_password_is_readable(blog):
+    posts = rows(blog["db"], "select url, title, text, protected from posts")
+    titles = " ".join(p["title"] or "" for p in posts)
+    assert "Private thoughts" not in titles and "A draft" not in titles and "Scheduled news" not in titles
+    assert not [p for p in posts if "behind the password" in (p["text"] or "")]
+    locked = [p for p in posts if "Locked away" in (p["title"] or "")]
+    assert all(p["protected"] and not (p["text"] or "").strip() for p in locked)
+
+
+def test_the_api_is_asked_a_few_times_and_every_post_page_is_still_fetched(blog):
+    api = [r for r in blog["first"]["requests"] if "/wp-json/" in r]
+    assert 3 <= len(api) <= 8, api  # three pages of posts, the names of the terms and authors
+    pages = {r.split()[2] for r in blog["first"]["requests"] if r.startswith("200 GET /20")}
+    assert len(pages) >= 210
+    assert not rows(blog["db"], "select * from crawl_errors where url like '%wp-json%'")
+
+
+def test_a_run_with_no_change_costs_at_most_five_requests(blog):
+    assert len(blog["same"]["requests"]) <= 5, blog["same"]["requests"]
+    assert "0 new, 0 updated" in blog["same"]["stdout"]
+
+
+def test_the_default_run_sees_every_edit_deletion_addition_and_slug_change(blog):
+    db, changes = blog["db"], blog["changes"]
+    posts = archived(db)
+    versions = {r["url"]: r["n"] for r in rows(
+        db, "select p.url, count(*) as n from post_versions v join posts p on p.id = v.post_id group by p.id")}
+    for post in changes["edited"]:  # the old ones too, which no feed would have announced
+        assert versions[normalize_url(post["url"])] == 2, post["url"]
+    gone = {r["url"] for r in rows(db, "select url from posts where gone_at is not null")}
+    assert {normalize_url(p["url"]) for p in changes["deleted"] + changes["trashed"]} == gone
+    moved = normalize_url(changes["after"][next(u for u, p in changes["after"].items()
+                                                if p["id"] == changes["slug"]["id"])]["url"])
+    old = normalize_url(changes["slug"]["url"])
+    live = [u for u in (old, moved) if u in posts]
+    assert len(live) == 1  # one post, not a new one and a deletion
+    alias = rows(db, "select a.alias, p.url from post_aliases a join posts p on p.id = a.post_id where a.alias in (?, ?)",
+                 (old, moved))
+    assert alias and alias[0]["url"] == live[0]
+    titled = normalize_url(changes["title"]["url"])
+    assert posts[titled]["title"] == "A title changed afterwards"
+    assert rows(db, "select v.change from post_versions v join posts p on p.id = v.post_id where p.url = ? order by v.id",
+                (titled,))[-1]["change"].startswith("title")
+    want = expected(changes["after"])
+    want.pop(moved)
+    got = {u: {k: p[k] for k in FIELDS} for u, p in posts.items() if u in want}
+    assert got == want  # the new posts too, each with its own metadata
+
+
+def test_with_its_api_off_the_blog_is_read_from_html_with_the_same_posts_and_dates(blog):
+    assert any("/wp-json/wp/v2/posts" in r and r.startswith("401") for r in blog["html"]["requests"])
+    html = archived(blog["html_db"])
+    api = blog["first_posts"]
+    assert set(html) == set(api)
+    assert {u: p["published"] for u, p in html.items()} == {u: p["published"] for u, p in api.items()}
+    assert not rows(blog["html_db"], "select * from crawl_errors where url like '%wp/v2/posts%'")
