@@ -9,14 +9,18 @@ changed. The same blog with its REST API answering 401 is crawled from its HTML 
 
 import json
 import time
-from datetime import datetime, timedelta, timezone
+import urllib.request
 from pathlib import Path
 
 import pytest
 from conftest import free_port, rows, run_cli
+from parsel import Selector
 from wordpress import WordPress, missing
 
 from archive.core.urls import normalize_url
+
+from crawler.discover.platforms.listing import Known
+from crawler.discover.platforms.wordpress import WordPressListing, api_root
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
 
@@ -40,35 +44,6 @@ def expected(truth: dict[str, dict]) -> dict[str, dict]:
             for url, p in truth.items()}
 
 
-def change(wp: WordPress, truth: dict[str, dict]) -> dict:
-    """Ten edits, five deletions, two posts trashed, five new posts, a slug and a title changed."""
-    by_date = sorted(truth.values(), key=lambda p: p["published"], reverse=True)
-    old = datetime.now(timezone.utc) - timedelta(days=90)
-    young = [p for p in by_date if datetime.fromisoformat(p["published"]) > old]
-    aged = [p for p in by_date if datetime.fromisoformat(p["published"]) < old - timedelta(days=10)]
-    plan = {"edited": young[1:6] + aged[0:5], "deleted": aged[10:15], "trashed": [young[7], aged[20]],
-            "slug": aged[30], "title": aged[40]}
-    ids = {k: [p["id"] for p in v] if isinstance(v, list) else v["id"] for k, v in plan.items()}
-    wp.php(f"""
-        foreach ({ids['edited']} as $id) {{
-            $post = get_post($id);
-            wp_update_post(['ID' => $id, 'post_content' => $post->post_content . "\\n\\nA paragraph added to post $id, later."]);
-        }}
-        foreach ({ids['deleted']} as $id) {{ wp_delete_post($id, true); }}
-        foreach ({ids['trashed']} as $id) {{ wp_trash_post($id); }}
-        wp_update_post(['ID' => {ids['slug']}, 'post_name' => 'moved']);
-        wp_update_post(['ID' => {ids['title']}, 'post_title' => 'A title changed afterwards']);
-        for ($i = 0; $i < 5; $i++) {{
-            $gmt = gmdate('Y-m-d H:i:s', time() - 3600 * ($i + 1));
-            wp_insert_post(['post_title' => "Fresh post $i", 'post_status' => 'publish', 'post_author' => 2,
-                            'post_date_gmt' => $gmt, 'post_date' => get_date_from_gmt($gmt),
-                            'post_content' => "A new post, number $i, written between two crawls. " . str_repeat("Its words. ", 40),
-                            'tags_input' => ['python', 'new']]);
-        }}
-    """)
-    return {**plan, "after": wp.published()}
-
-
 @pytest.fixture(scope="module")
 def blog(tmp_path_factory):
     """The crawls of one WordPress, in order: first, HTML only (API off), no change, after changes."""
@@ -82,7 +57,7 @@ def blog(tmp_path_factory):
         out["html"] = crawl(wp, html_db, wp.home)
         wp.rest(on=True)
         out["same"] = crawl(wp, db)
-        out["changes"] = change(wp, out["truth"])
+        out["changes"] = wp.change(out["truth"])
         out["after"] = crawl(wp, db)
         yield out
 
@@ -153,3 +128,27 @@ def test_with_its_api_off_the_blog_is_read_from_html_with_the_same_posts_and_dat
     assert set(html) == set(api)
     assert {u: p["published"] for u, p in html.items()} == {u: p["published"] for u, p in api.items()}
     assert not rows(blog["html_db"], "select * from crawl_errors where url like '%wp/v2/posts%'")
+
+
+def test_plain_permalinks_are_listed_through_rest_route(blog):
+    """With plain permalinks (``?p=ID``) the home page declares ``/?rest_route=/``: the listing asks
+    the same routes there, of the same server (run last: the blog's permalinks change)."""
+    wp = blog["wp"]
+    wp.php("global $wp_rewrite; $wp_rewrite->set_permalink_structure(''); delete_option('rewrite_rules');")
+    home = urllib.request.urlopen(wp.home, timeout=30)
+    headers = {k.lower(): v for k, v in home.headers.items()}
+    root = api_root(headers, Selector(text=home.read().decode()), wp.home)
+    assert root.startswith(wp.home) and root.endswith("?rest_route=/")  # index.php?rest_route=/
+    listing = WordPressListing(root, normalize_url, Known())
+    asked = listing.start()
+    while asked:
+        url = asked.pop()
+        answer = urllib.request.urlopen(url, timeout=30)
+        asked += listing.read(url, answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read())
+    entries = listing.result().entries
+    after = blog["changes"]["after"]
+    assert len(entries) == len(after) + 1  # and the post behind a password, listed without its content
+    assert {e["url"] for e in entries.values()} >= {normalize_url(f"{wp.home}?p={p['id']}") for p in after.values()}
+    locked = [e for e in entries.values() if e["title"] == "Locked away"]
+    assert locked and locked[0]["content"] is None
+    assert all(e["author"] and e["published"] and e["updated"] for e in entries.values())

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import time
 import urllib.request
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 PACKAGE = Path("/usr/share/wordpress")  # Debian's wordpress package
@@ -155,6 +156,36 @@ class WordPress:
             }
             echo json_encode($out);
         """))}
+
+    def change(self, truth: dict[str, dict]) -> dict:
+        """Ten edits (half of them to posts older than 90 days), five deletions, two posts trashed,
+        five new posts, a slug and a title changed; the posts of ``truth`` (``published``) each
+        change touched, and ``after``: the public posts then."""
+        by_date = sorted(truth.values(), key=lambda p: p["published"], reverse=True)
+        old = datetime.now(timezone.utc) - timedelta(days=90)
+        young = [p for p in by_date if datetime.fromisoformat(p["published"]) > old]
+        aged = [p for p in by_date if datetime.fromisoformat(p["published"]) < old - timedelta(days=10)]
+        plan = {"edited": young[1:6] + aged[0:5], "deleted": aged[10:15], "trashed": [young[7], aged[20]],
+                "slug": aged[30], "title": aged[40]}
+        ids = {k: [p["id"] for p in v] if isinstance(v, list) else v["id"] for k, v in plan.items()}
+        self.php(f"""
+            foreach ({ids['edited']} as $id) {{
+                $post = get_post($id);
+                wp_update_post(['ID' => $id, 'post_content' => $post->post_content . "\\n\\nA paragraph added to post $id, later."]);
+            }}
+            foreach ({ids['deleted']} as $id) {{ wp_delete_post($id, true); }}
+            foreach ({ids['trashed']} as $id) {{ wp_trash_post($id); }}
+            wp_update_post(['ID' => {ids['slug']}, 'post_name' => 'moved']);
+            wp_update_post(['ID' => {ids['title']}, 'post_title' => 'A title changed afterwards']);
+            for ($i = 0; $i < 5; $i++) {{
+                $gmt = gmdate('Y-m-d H:i:s', time() - 3600 * ($i + 1));
+                wp_insert_post(['post_title' => "Fresh post $i", 'post_status' => 'publish', 'post_author' => 2,
+                                'post_date_gmt' => $gmt, 'post_date' => get_date_from_gmt($gmt),
+                                'post_content' => "A new post, number $i, written between two crawls. " . str_repeat("Its words. ", 40),
+                                'tags_input' => ['python', 'new']]);
+            }}
+        """)
+        return {**plan, "after": self.published()}
 
     def requests(self) -> list[str]:
         """The requests the server answered since the last call, as ``STATUS METHOD PATH``."""
