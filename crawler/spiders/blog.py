@@ -395,7 +395,7 @@ class BlogSpider(Spider):
 
     def _listed(self, state: SourceState, listed: Listed) -> Iterator[Any]:
         """A platform's listing read: its entries are the posts' evidence; the new and changed posts, and
-        the known ones it no longer lists, are fetched; in an incremental run the known posts it says
+        the known ones it no longer lists, are fetched; in an incremental run the known posts it vouches
         are unchanged are not (the revisit policy's are dropped), unless ``--recheck`` asked for them."""
         plan = state.plan
         wanted = []
@@ -409,9 +409,7 @@ class BlogSpider(Spider):
                 wanted.append(url)
         wanted += sorted(listed.absent)
         if plan and plan.mode == "incremental":
-            keep = {url_key(u) for u in wanted}
-            state.held = [r for r in state.held
-                          if (own := state.own(r.url)) not in plan.posts or url_key(own) in keep]
+            state.held = [r for r in state.held if state.own(r.url) not in listed.unchanged]
         for url in wanted:
             yield from self._page(state, url)
 

@@ -31,6 +31,7 @@ class Listed:
 
     entries: dict[str, dict[str, Any]]  # the posts listed (all, or those changed since ``Known.since``): feed entries
     absent: set[str] = field(default_factory=set)  # known posts a complete listing no longer holds
+    unchanged: set[str] = field(default_factory=set)  # known posts it vouches did not change since
 
 
 @dataclass

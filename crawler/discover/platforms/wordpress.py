@@ -113,7 +113,9 @@ class WordPressListing:
             if url:
                 entries[url] = self._entry(item, url)
         absent = self.known.urls - self.links if self.links is not None else set()
-        return Listed(entries, absent)
+        # the count added up, or every link was listed: the known posts not listed as changed did not change
+        unchanged = self.known.urls - set(entries) - absent if self.total is not None else set()
+        return Listed(entries, absent, unchanged)
 
     def _posts(self, page: int) -> str:
         params: dict[str, Any] = {"per_page": PER_PAGE, "page": page, "_fields": POST_FIELDS}
