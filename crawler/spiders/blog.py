@@ -407,9 +407,10 @@ class BlogSpider(Spider):
             state.note_date(entry.get("published_raw"))
             if not plan or plan.wants_entry(url, entry.get("updated")):
                 wanted.append(url)
+        if plan and plan.mode == "incremental":  # those listed as not changed since their archived update too
+            vouched = listed.unchanged | (set(listed.entries) - set(wanted))
+            state.held = [r for r in state.held if state.own(r.url) not in vouched]
         wanted += sorted(listed.absent)
-        if plan and plan.mode == "incremental":
-            state.held = [r for r in state.held if state.own(r.url) not in listed.unchanged]
         for url in wanted:
             yield from self._page(state, url)
 
