@@ -8,9 +8,11 @@ changed. The same blog with its REST API answering 401 is crawled from its HTML 
 """
 
 import json
+import sqlite3
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from conftest import free_port, rows, run_cli
@@ -44,6 +46,20 @@ def expected(truth: dict[str, dict]) -> dict[str, dict]:
             for url, p in truth.items()}
 
 
+def resume(wp: WordPress, db: Path, post: dict, other: dict) -> dict:
+    """A run that resumes an interrupted one, whose archive holds a later change (of ``other``) than
+    the edit of ``post`` it left undone, as a run cut short leaves it."""
+    wp.php(f"wp_update_post(['ID' => {post['id']}, 'post_content' => get_post({post['id']})->post_content"
+           " . \"\\n\\nEdited while a crawl was cut short.\"]);")
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("update provenance set value = '2099-01-01T00:00:00Z' where field = 'updated' "
+                     "and post_id = (select id from posts where url = ?)", [normalize_url(other["url"])])
+        conn.execute("update sources set run_state = 'interrupted'")
+    conn.close()
+    return {**crawl(wp, db), "post": wp.published()[post["url"]]}
+
+
 @pytest.fixture(scope="module")
 def blog(tmp_path_factory):
     """The crawls of one WordPress, in order: first, HTML only (API off), no change, after changes."""
@@ -59,6 +75,9 @@ def blog(tmp_path_factory):
         out["same"] = crawl(wp, db)
         out["changes"] = wp.change(out["truth"])
         out["after"] = crawl(wp, db)
+        out["after_posts"] = archived(db)
+        oldest = sorted(out["changes"]["after"].values(), key=lambda p: p["published"])
+        out["resumed"] = resume(wp, db, oldest[0], oldest[1])
         yield out
 
 
@@ -99,7 +118,7 @@ def test_a_run_with_no_change_costs_at_most_five_requests(blog):
 
 def test_the_default_run_sees_every_edit_deletion_addition_and_slug_change(blog):
     db, changes = blog["db"], blog["changes"]
-    posts = archived(db)
+    posts = blog["after_posts"]
     versions = {r["url"]: r["n"] for r in rows(
         db, "select p.url, count(*) as n from post_versions v join posts p on p.id = v.post_id group by p.id")}
     for post in changes["edited"]:  # the old ones too, which no feed would have announced
@@ -122,6 +141,18 @@ def test_the_default_run_sees_every_edit_deletion_addition_and_slug_change(blog)
     want.pop(moved)
     got = {u: {k: p[k] for k in FIELDS} for u, p in posts.items() if u in want}
     assert got == want  # the new posts too, each with its own metadata
+
+
+def test_a_resumed_run_lists_every_post_and_fetches_those_its_archive_has_an_older_update_of(blog):
+    resumed = blog["resumed"]
+    listings = [r for r in resumed["requests"] if "/wp/v2/posts?" in r]
+    assert listings and not [r for r in listings if "modified_after" in r]
+    post = resumed["post"]
+    path = unquote("/" + post["url"].split("/", 3)[3])
+    assert [r for r in resumed["requests"] if unquote(r.split()[2]) == path]  # its page fetched again
+    assert archived(blog["db"])[normalize_url(post["url"])]["updated"] == post["updated"]
+    assert len(rows(blog["db"], "select v.id from post_versions v join posts p on p.id = v.post_id where p.url = ?",
+                    (normalize_url(post["url"]),))) == 2
 
 
 def test_with_its_api_off_the_blog_is_read_from_html_with_the_same_posts_and_dates(blog):

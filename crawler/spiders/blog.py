@@ -349,8 +349,9 @@ class BlogSpider(Spider):
         sel = Selector(text=part, type="html")
         feeds = state.feeds = _declared_feeds(base, state, sel)
         yield SourceUpdate(state.id, kind="home", feeds=feeds)
+        # every post when resuming too: the run cut short may have archived a later change than one it left
         state.listing = listing_for(self.store.db, state.id, _headers(response), sel, base, state.own,
-                                    whole=not state.plan or state.plan.complete)
+                                    whole=not state.plan or state.plan.complete or state.plan.resume)
         if state.listing is not None:  # the platform's listing, and the feeds and sitemaps only if it fails
             state.home = state.own(response.url)
             for url in state.listing.start():
