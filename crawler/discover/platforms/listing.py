@@ -46,8 +46,6 @@ class Listing(Protocol):
     """One run's conversation with a platform's API (see the module's docstring): ``read`` raises
     ``Unavailable``; ``done`` says every answer it asked for is read."""
 
-    evidence: str  # the origin its candidates carry (``crawler.judge.metadata``)
-
     def start(self) -> list[str]: ...
 
     def read(self, url: str, status: int, headers: dict[str, str], body: bytes) -> list[str]: ...

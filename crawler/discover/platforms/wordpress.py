@@ -61,8 +61,6 @@ def route(root: str, path: str, params: dict[str, Any]) -> str:
 class WordPressListing:
     """One run's listing of a WordPress blog's posts (``crawler.discover.platforms.listing.Listing``)."""
 
-    evidence = EVIDENCE
-
     def __init__(self, root: str, own: Normalise, known: Known):
         self.root, self.own, self.known = root, own, known
         self.asked: dict[str, str] = {}  # URL -> what it asks: posts, count, links, categories, tags, users
