@@ -99,13 +99,14 @@ def candidates(
     page_titles = [(site.strip(v), o) for v, o in title_candidates(root) if not site.is_site(v)]
     article = post_article(root)
     icons = icon_labelled(root, article)
+    said = entry.get("evidence") or "feed"  # a feed's entry, or a platform's listing in its shape
     found: list[tuple[str, Any, str]] = [
-        ("title", entry.get("title"), "feed"),
+        ("title", entry.get("title"), said),
         ("title", site.strip(_meta(sel, "og:title")), "og:title"),
         ("title", site.strip(_meta(sel, "twitter:title", "name")), "twitter:title"),
         *(("title", v, o) for v, o in page_titles),
         ("title", link_text, "listing link"),
-        ("author", entry.get("author"), "feed"),
+        ("author", entry.get("author"), said),
         ("author", _ld_author(ld), "JSON-LD author"),
         ("author", _meta(sel, "author", "name"), "meta author"),
         ("author", sel.xpath('string(//a[@rel="author"][1])').get(), "rel=author"),
@@ -114,7 +115,7 @@ def candidates(
         ("author", icons.get("author"), "author icon"),
         ("author", byline_author(root), "byline"),
         ("author", _handle_free(_meta(sel, "twitter:creator", "name")), "twitter:creator"),
-        ("published", entry.get("published"), "feed"),
+        ("published", entry.get("published"), said),
         ("published", ld.get("datePublished"), "JSON-LD datePublished"),
         ("published", _meta(sel, "article:published_time") or _meta(sel, "og:article:published_time"), "article:published_time"),
         ("published", _itemprop_date(root), "itemprop datePublished"),
@@ -122,7 +123,7 @@ def candidates(
         ("published", visible_date(sel), "visible date"),
         ("published", url_date(url), "URL date"),
         ("published", lone_time(root), "the page's only <time datetime>"),
-        ("updated", entry.get("updated"), "feed"),
+        ("updated", entry.get("updated"), said),
         ("updated", ld.get("dateModified"), "JSON-LD dateModified"),
         ("updated", _meta(sel, "article:modified_time"), "article:modified_time"),
         ("updated", _meta(sel, "og:updated_time"), "og:updated_time"),
@@ -136,13 +137,13 @@ def candidates(
         ("tags", _article_tags(sel), "article:tag"),
         ("tags", page_tags, "tag links"),
         ("tags", _keywords(ld.get("keywords")), "JSON-LD keywords"),
-        ("tags", [t for t in feed_tags if t.lower() not in known_categories], "feed"),
+        ("tags", [t for t in feed_tags if t.lower() not in known_categories], said),
         ("tags", labelled_tags(root), "tags label"),
         ("tags", icons.get("tags"), "tags icon"),
         ("tags", [] if site.is_keywords(keywords) else _own_keywords(keywords, found, site), "meta keywords"),
         ("categories", page_categories, "category links"),
         ("categories", icons.get("categories"), "category icon"),
-        ("categories", [*feed_categories, *(t for t in feed_tags if t.lower() in known_categories)], "feed"),
+        ("categories", [*feed_categories, *(t for t in feed_tags if t.lower() in known_categories)], said),
     ]
     # one name, title or date a candidate (a list is a list of tags or categories only)
     return [Candidate(f, _clean(v), o) for f, v, o in found

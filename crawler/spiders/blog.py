@@ -46,6 +46,8 @@ from archive.tables.revisit import finish_source_crawl, get_host, in_future, sta
 
 from crawler.discover.feeds import FeedError, item_id, looks_like_feed, parse_feed
 from crawler.discover.incremental import load_plan, sitemap_lastmod
+from crawler.discover.platforms import api_resource, listing_for
+from crawler.discover.platforms.listing import Listed, Unavailable
 from crawler.extract.article_media import page_images
 from crawler.extract.pool import ExtractionFailed, ExtractionPool
 from crawler.extract.post_page import PostPage
@@ -80,8 +82,9 @@ MAX_SITEMAP_BYTES = 50 * 1024 * 1024
 READ_HEAD, READ_TAIL = 2_000_000, 250_000  # bytes of a huge page read to judge it (see _read_part)
 BASE_CHARS = 4096  # where a page's <base href> is looked for, as Scrapy's get_base_url does
 LATE_ENTRY = "late_entry"  # meta: a post fetched again for a feed entry read after its extraction
+LISTING = "platform_listing"  # meta: a request of a platform's listing (crawler.discover.platforms)
 # Publish dates that carry their time; others (a visible date, <time> with a day only...) may lack it.
-TIMED_ORIGINS = {"feed", "JSON-LD datePublished", "article:published_time"}
+TIMED_ORIGINS = {"feed", "JSON-LD datePublished", "article:published_time", "WordPress REST API"}
 TIME_OF_DAY = re.compile(r"\d:\d\d")
 BODY_KINDS = ("too-large", "truncated")  # a body refused for what it is, not a host unreachable
 
@@ -343,14 +346,74 @@ class BlogSpider(Spider):
 
     def _discover_from_home(self, response: TextResponse, state: SourceState) -> Iterator[Any]:
         part, base = _read_part(response)
-        feeds = state.feeds = _declared_feeds(base, state, Selector(text=part, type="html"))
+        sel = Selector(text=part, type="html")
+        feeds = state.feeds = _declared_feeds(base, state, sel)
         yield SourceUpdate(state.id, kind="home", feeds=feeds)
-        for feed in feeds:
-            yield self._discovery(state, feed, self.parse_feed, declared_by=state.own(response.url))
-        if not feeds:
+        # every post when resuming too: the run cut short may have archived a later change than one it left
+        state.listing = listing_for(self.store.db, state.id, _headers(response), sel, base, state.own,
+                                    whole=not state.plan or state.plan.complete or state.plan.resume)
+        if state.listing is not None:  # the platform's listing, and the feeds and sitemaps only if it fails
+            state.home = state.own(response.url)
+            for url in state.listing.start():
+                yield self._listing_request(state, url)
+            return
+        yield from self._discover_declared(state, state.own(response.url))
+
+    def _discover_declared(self, state: SourceState, home: str | None) -> Iterator[Request]:
+        """The feeds the home page declares (or those at the usual paths), and robots.txt's sitemaps."""
+        for feed in state.feeds:
+            yield self._discovery(state, feed, self.parse_feed, declared_by=home)
+        if not state.feeds:
             for path in COMMON_FEED_PATHS:
                 yield self._discovery(state, urljoin(state.scope, path), self.parse_feed, probe=True)
         yield self._discovery(state, urljoin(state.origin, "/robots.txt"), self.parse_robots, probe=True)
+
+    def parse_listing(self, response: Response, state: SourceState) -> Iterator[Any]:
+        listing = state.listing
+        if listing is not None:  # None: it failed already, and the blog is read as any other
+            try:
+                more = listing.read(response.meta[LISTING], response.status, _headers(response), response.body)
+            except Unavailable as e:
+                self.logger.info("%s: read from its pages instead", e)
+                yield from self._listing_failed(state)
+            else:
+                for url in more:
+                    yield self._listing_request(state, url)
+                if listing.done():
+                    yield from self._listed(state, listing.result())
+        yield from self._discovery_done(state)
+
+    def _listing_request(self, state: SourceState, url: str) -> Request:
+        request = self._discovery(state, url, self.parse_listing)
+        request.meta[LISTING] = url  # the URL as the listing asked for it (a --map-host mirror answers another)
+        return request
+
+    def _listing_failed(self, state: SourceState) -> Iterator[Request]:
+        """A platform's API that cannot be read (off, 401, 403, 404): the blog is discovered from its HTML."""
+        if state.listing is not None:
+            state.listing = None
+            yield from self._discover_declared(state, state.home)
+
+    def _listed(self, state: SourceState, listed: Listed) -> Iterator[Any]:
+        """A platform's listing read: its entries are the posts' evidence; the new and changed posts, and
+        the known ones it no longer lists, are fetched; in an incremental run the known posts it vouches
+        are unchanged are not (the revisit policy's are dropped), unless ``--recheck`` asked for them."""
+        plan = state.plan
+        wanted = []
+        for url, entry in listed.entries.items():
+            if not in_scope(url, state.scope):
+                continue
+            state.entries[url_key(url)] = entry
+            state.sections.add(url_shape(url, state.scope))
+            state.note_date(entry.get("published_raw"))
+            if not plan or plan.wants_entry(url, entry.get("updated")):
+                wanted.append(url)
+        if plan and plan.mode == "incremental":  # those listed as not changed since their archived update too
+            vouched = listed.unchanged | (set(listed.entries) - set(wanted))
+            state.held = [r for r in state.held if state.own(r.url) not in vouched]
+        wanted += sorted(listed.absent)
+        for url in wanted:
+            yield from self._page(state, url)
 
     def parse_robots(self, response: Response, state: SourceState) -> Iterator[Any]:
         text = response.body.decode("utf-8", "replace")
@@ -672,6 +735,10 @@ class BlogSpider(Spider):
         request = _failed_request(failure)
         state: SourceState = request.cb_kwargs["state"]
         error = failure.value
+        if request.meta.get(LISTING):  # the platform's API is off or forbidden: no error, its pages are read
+            yield from self._listing_failed(state)
+            yield from self._discovery_done(state)
+            return
         if isinstance(error, HttpError):
             status = error.response.status
             # the known post asked for, whichever signal made it due (or where its redirect led)
@@ -719,13 +786,14 @@ def _read_part(response: TextResponse) -> tuple[str, str]:
 
 
 def _declared_feeds(base: str, state: SourceState, sel: Selector) -> list[str]:
-    """The feeds a page declares with ``<link rel="alternate">``, in the blog's own form."""
+    """The feeds a page declares with ``<link rel="alternate">``, in the blog's own form (not a
+    platform's API resource, which WordPress declares as ``application/json``)."""
     declared = [
         state.own(link.attrib["href"], base)
         for link in sel.xpath('//link[@rel="alternate"][@href]')
         if (link.attrib.get("type") or "").lower() in FEED_TYPES
     ]
-    return list(dict.fromkeys(u for u in declared if u))
+    return list(dict.fromkeys(u for u in declared if u and not api_resource(u)))
 
 
 def lacks(post: BlogPost) -> str:
@@ -768,6 +836,11 @@ def _decoded(response: TextResponse) -> TextResponse:
     if codecs.lookup(encoding).name != codecs.lookup(response.encoding).name:
         return response.replace(encoding=encoding)
     return response
+
+
+def _headers(response: Response) -> dict[str, str]:
+    """The response's headers by lower-case name, repeated ones joined."""
+    return {k.decode("latin-1").lower(): b", ".join(v).decode("latin-1") for k, v in response.headers.items()}
 
 
 def _content_type(response: Response) -> str:

@@ -16,6 +16,7 @@ from w3lib.html import strip_html5_whitespace
 from archive.core.urls import host_of, normalize_url, parse_url
 
 from crawler.discover.incremental import SourcePlan
+from crawler.discover.platforms.listing import Listing
 from crawler.fetch.media_ledger import MediaLedger
 from crawler.judge.pages import SectionStats, in_scope
 from crawler.judge.site import SiteLearner
@@ -66,6 +67,8 @@ class SourceState:
     budget_cut: bool = False  # the page budget stopped the crawl short: not a complete crawl
     unlisted_checked: bool = False  # a complete crawl's known posts that nothing listed were asked for
     plan: SourcePlan | None = None  # what this run does for the source (crawler/discover/incremental.py)
+    listing: Listing | None = None  # its platform's listing, while it can be read (crawler/discover/platforms)
+    home: str | None = None  # the home page that declared the platform's API
     links: dict[tuple[str, str, str], str | None] = field(default_factory=dict)  # link -> in-scope URL (bounded)
     media: MediaLedger | None = None  # its posts' images (crawler/fetch/media_ledger.py)
     bad_urls: int = 0  # links, feed and sitemap entries that are no URL: taken as no link
