@@ -32,6 +32,7 @@ class PageRecord:
     source_id: int
     kind: str  # post, listing, page or alias
     reason: str  # the evidence the decision rests on
+    fetched_via: str = "http"  # or "browser: WHY" (crawler.judge.render); "http: not rendered: WHY" when that failed
 
 
 @dataclass

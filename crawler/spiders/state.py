@@ -30,6 +30,7 @@ CACHED_LINKS = 65_536
 
 
 QUARTER_HOUR = timedelta(minutes=15)
+LEARNED = 2  # pages that say the same of a blog's rendering: its pages are rendered at once, or no more
 
 
 @dataclass
@@ -71,11 +72,34 @@ class SourceState:
     bad_urls: int = 0  # links, feed and sitemap entries that are no URL: taken as no link
     first_bad_url: str | None = None
     bad_url_told: bool = False  # its crawl_errors row (kind bad-url) is written
+    render: str = "auto"  # auto, always or never: a browser for its pages (crawler.judge.render)
+    rendered: int = 0  # pages the browser gave the text their HTTP answer lacked
+    rendered_in_vain: int = 0  # pages rendered that had no more text than before
+    with_text: int = 0  # posts whose HTTP answer held their text
+    hash_routes: bool = False  # its rendered pages link to each other by #/route: each route a page
 
     def note_bad_url(self, text: str) -> None:
         self.bad_urls += 1
         if self.first_bad_url is None:
             self.first_bad_url = text
+
+    def render_first(self) -> str | None:
+        """Why the blog's pages go to the browser without asking over HTTP first, or None."""
+        if self.render == "always":
+            return "render=always"
+        if self.render == "auto" and self.rendered >= LEARNED and not self.rendered_in_vain:
+            return f"the blog's pages need it ({self.rendered} rendered)"
+        return None
+
+    def may_render(self) -> bool:
+        """True while a page whose HTTP answer is a shell is worth rendering (never, once renderings gave nothing)."""
+        return self.render != "never" and self.rendered_in_vain < LEARNED
+
+    def note_rendered(self, gained: bool) -> None:
+        if gained:
+            self.rendered += 1
+        else:
+            self.rendered_in_vain += 1
 
     def link(self, base: str, href: str, encoding: str) -> str | None:
         """The in-scope page a link of a page at ``base`` leads to, in the blog's own form; else None.
@@ -91,6 +115,8 @@ class SourceState:
             context = base[: base.find("/", base.find("//") + 2)]  # scheme://host of the page
         else:
             context = base
+        if not self.hash_routes and "#" in href:  # a route only where the blog routes by them
+            href = href.split("#", 1)[0] or base.split("#", 1)[0]
         key = (context, href, encoding)
         if key not in self.links:
             if len(self.links) >= CACHED_LINKS:

@@ -1,0 +1,123 @@
+"""The browser, for the pages that need one (issue 37, docs/rendering.md).
+
+``RenderingDownloadHandler`` is the crawl's HTTP download handler (``LeasedDownloadHandler``) that
+sends a request whose meta holds ``RENDER`` to Chromium through scrapy-playwright (the ``render``
+extra) instead. Playwright and its browser start with the first such request: a crawl that renders
+nothing never starts them, nor imports Playwright. One browser per crawl process, one context with
+no profile on disk, no service workers, no downloads and no permissions granted; each page is closed
+after use and has ``ARCHIVE_RENDER_TIMEOUT`` seconds to load and fall quiet (no request for half a
+second). A request the page makes goes out only to a host the crawl was given (its sources' hosts
+and the ``--map-host`` mirrors, as ``crawler.fetch.safety`` trusts them); a script or stylesheet
+from another host only when that host is public; anything else is aborted (``render/aborted``).
+A page sent to a mirror by ``--map-host`` is rendered at the mirror's address.
+
+A page that cannot be rendered (no browser, the time limit passed) is answered as HTTP has it: the
+answer the spider fetched before it asked for the browser (``HTTP_ANSWER``), or else fetched now;
+``RENDER_FAILED`` says why, and the spider records it (an error of kind ``render``).
+"""
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy.exceptions import CannotResolveHostError
+from scrapy.http import HtmlResponse
+
+from archive.core.urls import host_of
+
+from crawler.fetch.lease import LeasedDownloadHandler
+from crawler.fetch.safety import host_verdict, trusted_hosts
+from crawler.meta import HTTP_ANSWER, RENDER, RENDER_FAILED
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+ASSETS = ("script", "stylesheet")  # what a page may load from a public host that is not the blog's
+LOCAL_SCHEMES = ("data:", "blob:", "about:")
+
+
+class RenderFailed(RuntimeError):
+    """No browser to render with."""
+
+
+class RenderingDownloadHandler(LeasedDownloadHandler):
+    """The crawl's HTTP handler; a request marked ``RENDER`` goes to the browser instead."""
+
+    def __init__(self, crawler: "Crawler"):
+        super().__init__(crawler)
+        self.crawler = crawler
+        self.timeout = crawler.settings.getfloat("ARCHIVE_RENDER_TIMEOUT")
+        self.browser: Any = None  # scrapy-playwright's handler, made by the first page that needs it
+        self.starting = asyncio.Lock()
+        self.verdicts: dict[str, bool] = {}
+
+    async def download_request(self, request: "Request") -> "Response":
+        if not request.meta.get(RENDER):
+            return await super().download_request(request)
+        try:
+            return await self._render(request)
+        except (Exception, asyncio.TimeoutError) as e:  # the page as HTTP has it, and why it was not rendered
+            self.crawler.stats.inc_value("render/failed")
+            request.meta[RENDER_FAILED] = f"not rendered: {_first_line(e)}"
+            fetched = request.meta.get(HTTP_ANSWER)
+            if fetched is None:  # rendered without asking over HTTP first: asked now
+                return await super().download_request(request)
+            status, headers, body = fetched
+            return HtmlResponse(request.url, status=status, headers=headers, body=body, request=request, flags=["cached"])
+
+    async def _render(self, request: "Request") -> "Response":
+        browser = await self._browser()
+        self.crawler.stats.inc_value("render/pages")
+        request.meta.update(playwright=True,
+                            playwright_page_goto_kwargs={"wait_until": "networkidle", "timeout": self.timeout * 1000})
+        # the navigation has the time limit; the wait beyond it covers a page too busy to hand its DOM over
+        return await asyncio.wait_for(browser.download_request(request), self.timeout + 5)
+
+    async def _browser(self) -> Any:
+        async with self.starting:
+            if self.browser is None:
+                try:
+                    from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+                except ImportError as e:
+                    raise RenderFailed("scrapy-playwright is not installed (pip install blogarchive[render])") from e
+                if not self.crawler.settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS").get("executable_path"):
+                    raise RenderFailed("no Chromium found (install the chromium package, or set BLOGARCHIVE_CHROMIUM)")
+                browser = ScrapyPlaywrightDownloadHandler(self.crawler)
+                browser.abort_request = self._refused
+                await browser._launch()  # Playwright's driver; the browser itself starts with the first page
+                self.crawler.stats.set_value("render/started", 1)
+                self.browser = browser
+            return self.browser
+
+    async def _refused(self, request: Any) -> bool:
+        """True for a request of a page that is not to leave the browser (scrapy-playwright aborts it)."""
+        url: str = request.url
+        if url.startswith(LOCAL_SCHEMES):
+            return False
+        host = host_of(url) if url.startswith(("http://", "https://")) else ""
+        allowed = bool(host) and host in trusted_hosts(self.crawler)
+        if not allowed and host and request.resource_type in ASSETS:
+            if host not in self.verdicts:
+                try:  # a reason to refuse it is a string; its public address, or None for a public literal
+                    self.verdicts[host] = not isinstance(await host_verdict(urlsplit(url).hostname or ""), str)
+                except CannotResolveHostError:
+                    self.verdicts[host] = False
+            allowed = self.verdicts[host]
+        if not allowed:
+            self.crawler.stats.inc_value("render/aborted")
+            logger.debug("a rendered page's request aborted: %s", url)
+        return not allowed
+
+    async def close(self) -> None:
+        if self.browser is not None:
+            await self.browser.close()
+        await super().close()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
