@@ -168,6 +168,8 @@ DOWNLOADER_MIDDLEWARES = {
     # Scrapy's (600), a Location that is no URL taken as no redirect
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
     "crawler.fetch.middlewares.RedirectMiddleware": 600,
+    # before validators (585) and the host's mirror (990): a page its blog's rendering sends to the browser
+    "crawler.fetch.render.LearnedRendering": 575,
     # holds requests while pages wait for an extraction worker (back-pressure)
     "crawler.extract.pool.ExtractionGate": 60,
     # after that check, before decompression (590): a big page holds one of a few lanes (ARCHIVE_MEMORY_MB)

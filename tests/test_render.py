@@ -123,12 +123,17 @@ def test_a_docsify_blog_is_archived_with_no_option_given(docsify):
 
 @needs_chromium
 def test_a_rendered_page_keeps_both_captures(docsify):
-    url = f"http://{DOCSIFY}/#/kitchen-birds"
-    captures = {c["fetched_via"]: c for c in rows(docsify, "select * from captures where url = ?", (url,))}
+    home = f"http://{DOCSIFY}/"
+    captures = {c["fetched_via"]: c for c in rows(docsify, "select * from captures where url = ?", (home,))}
     assert set(captures) == {None, "browser"}  # the HTTP answer (the shell), and the HTML the browser rendered
     bodies = {via: rows(docsify, "select size from capture_bodies where sha256 = ?", (c["sha256"],))[0]["size"]
               for via, c in captures.items()}
     assert bodies["browser"] > bodies[None] + 500
+    # a hash route is asked of the browser at once: over HTTP it is the home page's shell again
+    route = rows(docsify, "select * from captures where url = ?", (f"{home}#/kitchen-birds",))
+    assert [c["fetched_via"] for c in route] == ["browser"]
+    (page,) = rows(docsify, "select * from pages where url = ?", (f"{home}#/kitchen-birds",))
+    assert page["fetched_via"] == "browser: a hash route, which only the page's scripts show"
 
 
 @needs_chromium

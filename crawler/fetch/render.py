@@ -28,7 +28,8 @@ from archive.core.urls import host_of
 
 from crawler.fetch.lease import LeasedDownloadHandler
 from crawler.fetch.safety import host_verdict, trusted_hosts
-from crawler.meta import HTTP_ANSWER, RENDER, RENDER_FAILED
+from crawler.memory import BROWSER_MB, rendering_mb
+from crawler.meta import HTTP_ANSWER, RENDER, RENDER_FAILED, RENDER_MAY
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -38,6 +39,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 ASSETS = ("script", "stylesheet")  # what a page may load from a public host that is not the blog's
 LOCAL_SCHEMES = ("data:", "blob:", "about:")
+
+
+class LearnedRendering:
+    """A blog's page goes to the browser without asking over HTTP first when its blog says so
+    (``SourceState.render_first``: ``render=always``, a hash route, or the blog's pages so far all
+    needed the browser). Decided as the request leaves, not when it was made: a listing's links are
+    all made at once, before any of them was rendered."""
+
+    def process_request(self, request: "Request") -> None:
+        state = request.cb_kwargs.get("state")
+        if request.meta.get(RENDER_MAY) and not request.meta.get(RENDER) and state is not None:
+            if why := state.render_first(request.url):
+                request.meta[RENDER] = why
 
 
 class RenderFailed(RuntimeError):
@@ -53,6 +67,8 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
         self.timeout = crawler.settings.getfloat("ARCHIVE_RENDER_TIMEOUT")
         self.browser: Any = None  # scrapy-playwright's handler, made by the first page that needs it
         self.starting = asyncio.Lock()
+        # the pages the browser renders at once: one waiting for its turn is not yet on the clock
+        self.pages = asyncio.Semaphore(crawler.settings.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT"))
         self.verdicts: dict[str, bool] = {}
 
     async def download_request(self, request: "Request") -> "Response":
@@ -74,8 +90,9 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
         self.crawler.stats.inc_value("render/pages")
         request.meta.update(playwright=True,
                             playwright_page_goto_kwargs={"wait_until": "networkidle", "timeout": self.timeout * 1000})
-        # the navigation has the time limit; the wait beyond it covers a page too busy to hand its DOM over
-        return await asyncio.wait_for(browser.download_request(request), self.timeout + 5)
+        async with self.pages:
+            # the navigation has the time limit; the wait beyond it covers a page too busy to hand its DOM over
+            return await asyncio.wait_for(browser.download_request(request), self.timeout + 5)
 
     async def _browser(self) -> Any:
         async with self.starting:
@@ -86,6 +103,10 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
                     raise RenderFailed("scrapy-playwright is not installed (pip install blogarchive[render])") from e
                 if not self.crawler.settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS").get("executable_path"):
                     raise RenderFailed("no Chromium found (install the chromium package, or set BLOGARCHIVE_CHROMIUM)")
+                budget, needed = self.crawler.settings.getint("ARCHIVE_MEMORY_MB"), rendering_mb()
+                if budget < needed:
+                    logger.warning("a page needs a browser, which takes about %d MB beyond the memory budget's %d MB: "
+                                   "a crawl that renders wants --memory-mb %d (docs/rendering.md)", BROWSER_MB, budget, needed)
                 browser = ScrapyPlaywrightDownloadHandler(self.crawler)
                 browser.abort_request = self._refused
                 await browser._launch()  # Playwright's driver; the browser itself starts with the first page

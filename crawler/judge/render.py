@@ -27,7 +27,7 @@ def render_reason(root: etree._Element, *, feed_text: str | None = None, blog_ha
     ``feed_text``: the text of the page's feed entry, if any; ``blog_has_text``: the blog's other
     pages, as fetched, held an article's text.
     """
-    scripts = [s for s in root.iter("script")]
+    scripts = list(root.iter("script"))
     text = visible_text(root)
     for script in scripts:
         if script.text and (found := BOOTSTRAPS.search(script.text)):

@@ -68,7 +68,7 @@ from crawler.judge.pages import (
     url_shape,
 )
 from crawler.judge.render import SHELL_CHARS, render_reason, visible_text
-from crawler.meta import HTTP_ANSWER, MAPPED, RENDER, RENDER_FAILED, REVALIDATE, SHA, UNCHANGED
+from crawler.meta import HTTP_ANSWER, MAPPED, RENDER, RENDER_FAILED, RENDER_MAY, REVALIDATE, SHA, UNCHANGED
 from crawler.spiders.spill import SpillDict, SpillSet
 from crawler.spiders.state import LEARNED, SourceState
 from crawler.store.archive_store import ArchiveStore
@@ -277,7 +277,7 @@ class BlogSpider(Spider):
             callback=self.parse_page,
             errback=self.on_error,
             cb_kwargs={"state": state},
-            meta={"source_id": state.id, **({RENDER: why} if (why := state.render_first()) else {})},
+            meta={"source_id": state.id, RENDER_MAY: True},
             dont_filter=True,
         )
         if state.pending:

@@ -13,7 +13,7 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.utils.url import url_has_any_extension
 from w3lib.html import strip_html5_whitespace
 
-from archive.core.urls import host_of, normalize_url, parse_url
+from archive.core.urls import HASH_ROUTE, host_of, normalize_url, parse_url
 
 from crawler.discover.incremental import SourcePlan
 from crawler.fetch.media_ledger import MediaLedger
@@ -83,10 +83,12 @@ class SourceState:
         if self.first_bad_url is None:
             self.first_bad_url = text
 
-    def render_first(self) -> str | None:
-        """Why the blog's pages go to the browser without asking over HTTP first, or None."""
+    def render_first(self, url: str) -> str | None:
+        """Why the page at ``url`` goes to the browser without asking over HTTP first, or None."""
         if self.render == "always":
             return "render=always"
+        if self.hash_routes and HASH_ROUTE.search(url) and self.may_render():
+            return "a hash route, which only the page's scripts show"
         if self.render == "auto" and self.rendered >= LEARNED and not self.rendered_in_vain:
             return f"the blog's pages need it ({self.rendered} rendered)"
         return None
