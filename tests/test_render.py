@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SITE, StaticServer, crawl_args, rows, run_cli
+from conftest import EXPECTED, ROOT, SITE, QuietHandler, StaticServer, crawl_args, rows, run_cli
 from lxml import html
 
 from archive.core.urls import normalize_url, url_key
@@ -158,12 +158,65 @@ def test_a_static_blog_never_starts_a_browser(tmp_path):
 
 
 @needs_chromium
+def test_render_always_renders_a_static_blog_to_the_same_posts(tmp_path):
+    proc, log = crawl("site", "example-notes.test", tmp_path / "a.db", "--render", "always")
+    assert "posts 7 new" in proc.stdout
+    titles = {p["title"] for p in rows(tmp_path / "a.db", "select title from posts")}
+    assert titles == {p["title"] for p in EXPECTED["posts"]}
+    assert {p["fetched_via"] for p in rows(tmp_path / "a.db", "select fetched_via from pages")} == {"browser: render=always"}
+
+
+@needs_chromium
 def test_render_never_archives_the_shell_as_fetched(tmp_path):
     proc, log = crawl("docsify", DOCSIFY, tmp_path / "a.db", "--render", "never")
     assert "playwright" not in log.lower()
     assert not rows(tmp_path / "a.db", "select * from posts")
     assert {p["fetched_via"] for p in rows(tmp_path / "a.db", "select fetched_via from pages")} == {"http"}
     assert rows(tmp_path / "a.db", "select render from sources")[0]["render"] == "never"  # the source keeps it
+
+
+def scrapy_crawl(db: Path, host: str, base: str, *settings: str) -> subprocess.CompletedProcess:
+    """``scrapy crawl blog`` of ``http://HOST/``, served from ``base``, with more Scrapy settings."""
+    command = [sys.executable, "-m", "scrapy", "crawl", "blog", "-a", f"url=http://{host}/", "-s", f"ARCHIVE_PATH={db}",
+               "-s", f'ARCHIVE_MAP_HOSTS={{"{host}": "{base}"}}', "-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=0",
+               "-s", "LOG_LEVEL=INFO"]
+    for setting in settings:
+        command += ["-s", setting]
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+class CountingHandler(QuietHandler):
+    asked: list[str] = []
+
+    def do_GET(self) -> None:
+        CountingHandler.asked.append(self.path)
+        super().do_GET()
+
+
+@needs_chromium
+def test_a_rendered_page_reaches_no_host_but_its_blogs(tmp_path):
+    internal, site = tmp_path / "internal", tmp_path / "site"
+    internal.mkdir(), site.mkdir()
+    (internal / "secret.json").write_text('{"title": "Internal secret"}')
+    (internal / "x.js").write_text('document.title = "Internal script"')
+    with StaticServer(internal, CountingHandler) as other:
+        # the page's scripts ask an internal server that no one typed: for data, and for a script
+        (site / "index.html").write_text(
+            '<html><head><title>Shell</title></head><body><noscript>Please enable JavaScript.</noscript>'
+            f'<div id="app"></div><script src="{other.base}/x.js"></script>'
+            f'<script>fetch("{other.base}/secret.json").then(r => r.json()).then(d => {{'
+            'document.getElementById("app").innerHTML = "<article><h1>" + d.title + "</h1></article>"}).catch(() => 0)</script>'
+            '</body></html>')
+        db = tmp_path / "a.db"
+        with StaticServer(site) as server:
+            proc = scrapy_crawl(db, "shell.test", server.base)
+    assert CountingHandler.asked == []
+    assert "'render/aborted': 2" in proc.stderr
+    (page,) = rows(db, "select * from pages where url = 'http://shell.test/'")
+    assert page["fetched_via"] == "browser: its <noscript> asks for JavaScript"
+    assert not rows(db, "select * from posts")
 
 
 @needs_chromium
@@ -179,12 +232,7 @@ def test_a_page_that_never_settles_is_archived_as_fetched_with_an_error(tmp_path
         '<script>setInterval(() => fetch("/ping?" + Date.now()).catch(() => 0), 100)</script></body></html>')
     db = tmp_path / "a.db"
     with StaticServer(site) as server:
-        proc = subprocess.run(
-            [sys.executable, "-m", "scrapy", "crawl", "blog", "-a", "url=http://busy.test/",
-             "-s", f"ARCHIVE_PATH={db}", "-s", f'ARCHIVE_MAP_HOSTS={{"busy.test": "{server.base}"}}',
-             "-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=0", "-s", "ARCHIVE_RENDER_TIMEOUT=2",
-             "-s", "LOG_LEVEL=INFO"], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+        scrapy_crawl(db, "busy.test", server.base, "ARCHIVE_RENDER_TIMEOUT=2")
     (page,) = rows(db, "select * from pages where url = 'http://busy.test/'")
     assert page["fetched_via"].startswith("http: not rendered: ")
     (error,) = rows(db, "select * from crawl_errors where kind = 'render'")

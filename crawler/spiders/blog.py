@@ -554,7 +554,8 @@ class BlogSpider(Spider):
                                                       "archived as its HTTP answer has it")
         elif state.may_render():
             entry = state.entries.get(url_key(url))
-            why = render_reason(sel.root, feed_text=_entry_text(entry), blog_has_text=state.with_text >= LEARNED)
+            why = state.render_first(url) or render_reason(sel.root, feed_text=_entry_text(entry),
+                                                           blog_has_text=state.with_text >= LEARNED)
             if why:
                 self.crawler.stats.inc_value("render/needed")
                 yield self._render(state, response, why)
