@@ -59,6 +59,7 @@ class SourceUpdate:
     feeds: list[str] | None = None
     sitemaps: list[str] | None = None
     hosts: list[str] | None = None  # other hosts taken as the blog's own (--map-host sends them to its server)
+    rendered: str | None = None  # what the crawl learned of its pages: "browser" (they need one) or "http"
 
 
 @dataclass

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXPECTED, ROOT, SITE, QuietHandler, StaticServer, crawl_args, rows, run_cli
+from conftest import EXPECTED, ROOT, SITE, QuietHandler, StaticServer, copy_archive, crawl_args, rows, run_cli
 from lxml import html
 
 from archive.core.urls import normalize_url, url_key
@@ -147,6 +147,17 @@ def test_a_single_page_app_is_archived_with_no_option_given(spa):
     assert "riveted it to the frames with copper nails" in post["text"]
     reasons = {p["fetched_via"] for p in rows(spa, "select fetched_via from pages")}
     assert reasons == {"browser: its <noscript> asks for JavaScript"}
+
+
+@needs_chromium
+def test_a_blog_that_needed_the_browser_gets_it_at_once_in_its_next_crawl(spa, tmp_path):
+    assert rows(spa, "select rendered from sources")[0]["rendered"] == "browser"
+    db = copy_archive(spa, tmp_path / "again.db")
+    proc, log = crawl("spa", SPA, db, "--full")
+    assert "posts 0 new, 0 updated, 2 unchanged" in proc.stdout
+    learned = "browser: the blog's pages needed it in its last crawl"
+    assert {p["fetched_via"] for p in rows(db, "select fetched_via from pages where url like '%/posts/%'")} == {learned}
+    assert "render/needed" not in log  # no page was asked over HTTP first and judged
 
 
 @needs_chromium

@@ -159,6 +159,7 @@ class BlogSpider(Spider):
             media=ledger_for(settings, self.media_arg or source.get("media"), theme=theme_media(self.store.db, source["id"]),
                              source_bytes=source_media_bytes(self.store.db, source["id"])),
             render=self.render_arg or source.get("render") or settings.get("ARCHIVE_RENDER"),
+            learned=source.get("rendered"),
         )
         state.seen.add(url_key(source["url"]))
         self.trusted_hosts |= aliases
@@ -547,7 +548,8 @@ class BlogSpider(Spider):
         via = "http"
         if rendered:
             via = f"browser: {response.meta[RENDER]}"
-            state.note_rendered(len(visible_text(sel.root)) >= SHELL_CHARS)
+            if lesson := state.note_rendered(len(visible_text(sel.root)) >= SHELL_CHARS):
+                yield SourceUpdate(state.id, rendered=lesson)  # the next run starts from it
         elif RENDER_FAILED in response.meta:
             via = f"http: {response.meta[RENDER_FAILED]}"
             yield CrawlError(state.id, url, "render", f"{response.meta[RENDER_FAILED]} (asked for: {response.meta[RENDER]}); "

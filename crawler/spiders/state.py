@@ -73,6 +73,7 @@ class SourceState:
     first_bad_url: str | None = None
     bad_url_told: bool = False  # its crawl_errors row (kind bad-url) is written
     render: str = "auto"  # auto, always or never: a browser for its pages (crawler.judge.render)
+    learned: str | None = None  # what its earlier crawls learned: "browser" (its pages need one) or "http"
     rendered: int = 0  # pages the browser gave the text their HTTP answer lacked
     rendered_in_vain: int = 0  # pages rendered that had no more text than before
     with_text: int = 0  # posts whose HTTP answer held their text
@@ -91,17 +92,25 @@ class SourceState:
             return "a hash route, which only the page's scripts show"
         if self.render == "auto" and self.rendered >= LEARNED and not self.rendered_in_vain:
             return f"the blog's pages need it ({self.rendered} rendered)"
+        if self.render == "auto" and self.learned == "browser" and self.may_render():
+            return "the blog's pages needed it in its last crawl"
         return None
 
     def may_render(self) -> bool:
         """True while a page whose HTTP answer is a shell is worth rendering (never, once renderings gave nothing)."""
         return self.render != "never" and self.rendered_in_vain < LEARNED
 
-    def note_rendered(self, gained: bool) -> None:
+    def note_rendered(self, gained: bool) -> str | None:
+        """Count a rendered page; what the blog's pages were found to need once that is settled, else None."""
         if gained:
             self.rendered += 1
         else:
             self.rendered_in_vain += 1
+        lesson = "http" if self.rendered_in_vain == LEARNED else "browser" if self.rendered == LEARNED else None
+        if lesson is None or lesson == self.learned:
+            return None
+        self.learned = lesson
+        return lesson
 
     def link(self, base: str, href: str, encoding: str) -> str | None:
         """The in-scope page a link of a page at ``base`` leads to, in the blog's own form; else None.
