@@ -107,10 +107,7 @@ class SourceState:
         else:
             self.rendered_in_vain += 1
         lesson = "http" if self.rendered_in_vain == LEARNED else "browser" if self.rendered == LEARNED else None
-        if lesson is None or lesson == self.learned:
-            return None
-        self.learned = lesson
-        return lesson
+        return None if lesson == self.learned else lesson
 
     def link(self, base: str, href: str, encoding: str) -> str | None:
         """The in-scope page a link of a page at ``base`` leads to, in the blog's own form; else None.
