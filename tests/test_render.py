@@ -102,6 +102,7 @@ def spa(tmp_path_factory) -> Path:
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_a_docsify_blog_is_archived_with_no_option_given(docsify):
     posts = {p["url"]: p for p in rows(docsify, "select * from posts")}
     want = {"river-in-spring": ("The river in spring", "2024-04-12"),
@@ -122,6 +123,7 @@ def test_a_docsify_blog_is_archived_with_no_option_given(docsify):
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_a_rendered_page_keeps_both_captures(docsify):
     home = f"http://{DOCSIFY}/"
     captures = {c["fetched_via"]: c for c in rows(docsify, "select * from captures where url = ?", (home,))}
@@ -137,6 +139,7 @@ def test_a_rendered_page_keeps_both_captures(docsify):
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_a_single_page_app_is_archived_with_no_option_given(spa):
     posts = {p["url"]: p for p in rows(spa, "select * from posts")}
     assert set(posts) == {f"http://{SPA}/posts/salt-marsh-survey/", f"http://{SPA}/posts/mending-the-dinghy/"}
@@ -150,6 +153,7 @@ def test_a_single_page_app_is_archived_with_no_option_given(spa):
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_a_blog_that_needed_the_browser_gets_it_at_once_in_its_next_crawl(spa, tmp_path):
     assert rows(spa, "select rendered from sources")[0]["rendered"] == "browser"
     db = copy_archive(spa, tmp_path / "again.db")
@@ -161,6 +165,7 @@ def test_a_blog_that_needed_the_browser_gets_it_at_once_in_its_next_crawl(spa, t
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_a_static_blog_never_starts_a_browser(tmp_path):
     proc, log = crawl("site", "example-notes.test", tmp_path / "a.db")
     assert "posts 7 new" in proc.stdout
@@ -169,6 +174,7 @@ def test_a_static_blog_never_starts_a_browser(tmp_path):
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_render_always_renders_a_static_blog_to_the_same_posts(tmp_path):
     proc, log = crawl("site", "example-notes.test", tmp_path / "a.db", "--render", "always")
     assert "posts 7 new" in proc.stdout
@@ -178,6 +184,7 @@ def test_render_always_renders_a_static_blog_to_the_same_posts(tmp_path):
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_render_never_archives_the_shell_as_fetched(tmp_path):
     proc, log = crawl("docsify", DOCSIFY, tmp_path / "a.db", "--render", "never")
     assert "playwright" not in log.lower()
@@ -207,6 +214,7 @@ class CountingHandler(QuietHandler):
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_a_rendered_page_reaches_no_host_but_its_blogs(tmp_path):
     internal, site = tmp_path / "internal", tmp_path / "site"
     internal.mkdir(), site.mkdir()
@@ -231,6 +239,7 @@ def test_a_rendered_page_reaches_no_host_but_its_blogs(tmp_path):
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_a_page_that_never_settles_is_archived_as_fetched_with_an_error(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
