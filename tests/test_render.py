@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import EXPECTED, ROOT, SITE, QuietHandler, StaticServer, copy_archive, crawl_args, rows, run_cli
 from lxml import html
+from warcio.archiveiterator import ArchiveIterator
 
 from archive.core.urls import normalize_url, url_key
 from archive.tables.sources import parse_setting
@@ -136,6 +137,22 @@ def test_a_rendered_page_keeps_both_captures(docsify):
     assert [c["fetched_via"] for c in route] == ["browser"]
     (page,) = rows(docsify, "select * from pages where url = ?", (f"{home}#/kitchen-birds",))
     assert page["fetched_via"] == "browser: a hash route, which only the page's scripts show"
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_rendered_page_is_a_conversion_of_its_response_in_the_warc(docsify, tmp_path):
+    out = tmp_path / "a.warc.gz"
+    run_cli("export", "warc", "-o", str(out), "--db", str(docsify))
+    home, records = f"http://{DOCSIFY}/", {}
+    with out.open("rb") as f:
+        for record in ArchiveIterator(f):
+            if record.rec_headers.get_header("WARC-Target-URI") == home:
+                records[record.rec_type] = (record.rec_headers, record.content_stream().read())
+    assert set(records) == {"response", "request", "conversion"}
+    headers, body = records["conversion"]
+    assert headers.get_header("WARC-Refers-To") == records["response"][0].get_header("WARC-Record-ID")
+    assert b"Rebuilding the weather station" in body and b"Rebuilding the weather station" not in records["response"][1]
 
 
 @needs_chromium
