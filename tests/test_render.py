@@ -7,6 +7,7 @@ routes by ``#/post``, and a single-page app that fetches its posts as JSON. The 
 browser; where no Chromium is installed they are skipped.
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from archive.tables.sources import parse_setting
 
 from crawler.judge.pages import listing_reason, routed
 from crawler.judge.render import render_reason
+from crawler.memory import lanes
 
 RENDERED = ROOT / "tests" / "rendered"
 DOCSIFY, SPA = "field-notes.test", "tidewater.test"
@@ -98,7 +100,7 @@ def docsify(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def spa(tmp_path_factory) -> Path:
     db = tmp_path_factory.mktemp("spa") / "a.db"
-    crawl("spa", SPA, db)
+    crawl("spa", SPA, db, "--memory-mb", "1100")  # a budget that holds a browser (docs/rendering.md)
     return db
 
 
@@ -167,6 +169,19 @@ def test_a_single_page_app_is_archived_with_no_option_given(spa):
     assert "riveted it to the frames with copper nails" in post["text"]
     reasons = {p["fetched_via"] for p in rows(spa, "select fetched_via from pages")}
     assert reasons == {"browser: its <noscript> asks for JavaScript"}
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_the_browser_takes_its_share_of_the_memory_budget(docsify, spa):
+    # the default budget cannot hold one: the crawl says what it would need
+    assert "a crawl that renders wants --memory-mb 1080" in docsify.with_suffix(".log").read_text()
+    log = spa.with_suffix(".log").read_text()
+    assert "wants --memory-mb" not in log
+    workers, before = map(int, re.search(r"memory budget: 1100 MB, (\d+) extraction workers, (\d+) lanes", log).groups())
+    after = int(re.search(r"memory budget: a browser started, about 600 MB; (\d+) lanes", log).group(1))
+    assert (before, after) == (lanes(1100, workers), lanes(1100 - 600, workers))
+    assert before > after or before == 1
 
 
 @needs_chromium

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 ASSETS = ("script", "stylesheet")  # what a page may load from a public host that is not the blog's
+BROWSER_STARTED = object()  # signal: the crawl's browser started (crawler.fetch.budget gives it its share)
 LOCAL_SCHEMES = ("data:", "blob:", "about:")
 
 
@@ -111,6 +112,7 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
                 browser.abort_request = self._refused
                 await browser._launch()  # Playwright's driver; the browser itself starts with the first page
                 self.crawler.stats.set_value("render/started", 1)
+                self.crawler.signals.send_catch_log(BROWSER_STARTED)
                 self.browser = browser
             return self.browser
 
