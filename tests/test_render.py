@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -245,6 +246,14 @@ class CountingHandler(QuietHandler):
         super().do_GET()
 
 
+class TimedHandler(QuietHandler):
+    asked: list[tuple[float, str]] = []
+
+    def do_GET(self) -> None:
+        TimedHandler.asked.append((time.monotonic(), self.path))
+        super().do_GET()
+
+
 @needs_chromium
 @pytest.mark.slow
 def test_a_rendered_page_reaches_no_host_but_its_blogs(tmp_path):
@@ -275,18 +284,23 @@ def test_a_rendered_page_reaches_no_host_but_its_blogs(tmp_path):
 def test_a_page_that_never_settles_is_archived_as_fetched_with_an_error(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
-    # a client that polls for ever: the page never falls quiet; its HTTP answer holds a post all the same
+    # a client that polls ten times a second for ever: the page never falls quiet; its HTTP answer holds a post all the same
     (site / "index.html").write_text(
         '<html lang="en"><head><title>Always busy</title><meta property="og:type" content="article">'
-        '<meta property="article:published_time" content="2024-05-01T10:00:00+00:00"></head><body>'
+        '<meta property="article:published_time" content="2024-05-01T10:00:00+00:00">'
+        '<link rel="alternate" type="application/rss+xml" href="/feed.xml"></head><body>'
         '<noscript>Please enable JavaScript for the comments.</noscript><div id="app"></div>'
         '<article><h1>Always busy</h1><p>Short.</p></article>'
         '<script>setInterval(() => fetch("/ping?" + Date.now()).catch(() => 0), 100)</script></body></html>')
     db = tmp_path / "a.db"
-    with StaticServer(site) as server:
-        scrapy_crawl(db, "busy.test", server.base, "ARCHIVE_RENDER_TIMEOUT=2")
+    with StaticServer(site, TimedHandler) as server:
+        scrapy_crawl(db, "busy.test", server.base, "ARCHIVE_RENDER_TIMEOUT=2", "DOWNLOAD_DELAY=0.5")
     (page,) = rows(db, "select * from pages where url = 'http://busy.test/'")
     assert page["fetched_via"].startswith("http: not rendered: ")
     (error,) = rows(db, "select * from crawl_errors where kind = 'render'")
     assert error["url"] == "http://busy.test/"
     assert "not rendered" in error["message"] and "archived as its HTTP answer has it" in error["message"]
+    # the page's requests kept the host's delay (0.5 s, jittered by half), not the script's ten a second
+    pings = [when for when, path in TimedHandler.asked if path.startswith("/ping")]
+    assert len(pings) >= 2
+    assert (pings[-1] - pings[0]) / (len(pings) - 1) > 0.3

@@ -7,7 +7,8 @@ nothing never starts them, nor imports Playwright. One browser per crawl process
 no profile on disk, no service workers, no downloads and no permissions granted; each page is closed
 after use and has ``ARCHIVE_RENDER_TIMEOUT`` seconds to load and fall quiet (no request for half a
 second). A request the page makes goes out only to a host the crawl was given (its sources' hosts
-and the ``--map-host`` mirrors, as ``crawler.fetch.safety`` trusts them); a script or stylesheet
+and the ``--map-host`` mirrors, as ``crawler.fetch.safety`` trusts them), at the pace of the
+crawl's own requests there (the host's download slot and its delay); a script or stylesheet
 from another host only when that host is public; anything else is aborted (``render/aborted``).
 A page sent to a mirror by ``--map-host`` is rendered at the mirror's address.
 
@@ -18,6 +19,8 @@ answer the spider fetched before it asked for the browser (``HTTP_ANSWER``), or 
 
 import asyncio
 import logging
+import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -40,6 +43,7 @@ logger = logging.getLogger(__name__)
 ASSETS = ("script", "stylesheet")  # what a page may load from a public host that is not the blog's
 BROWSER_STARTED = object()  # signal: the crawl's browser started (crawler.fetch.budget gives it its share)
 LOCAL_SCHEMES = ("data:", "blob:", "about:")
+PACE_STEP = 0.1  # seconds: how soon a request waiting for its turn sees its page closing
 
 
 class LearnedRendering:
@@ -71,6 +75,9 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
         # the pages the browser renders at once: one waiting for its turn is not yet on the clock
         self.pages = asyncio.Semaphore(crawler.settings.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT"))
         self.verdicts: dict[str, bool] = {}
+        self.paced: dict[str, float] = {}  # host -> when the browser's last request there leaves
+        self.closing: set[Any] = set()  # pages being closed: their requests still waiting are aborted
+        self.waiting: Counter[Any] = Counter()  # page -> its requests waiting for their turn
 
     async def download_request(self, request: "Request") -> "Response":
         if not request.meta.get(RENDER):
@@ -89,11 +96,22 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
     async def _render(self, request: "Request") -> "Response":
         browser = await self._browser()
         self.crawler.stats.inc_value("render/pages")
-        request.meta.update(playwright=True,
+        # the page is closed here, not by scrapy-playwright: its requests still waiting for their turn are
+        # aborted first (Chromium would let them all go at once as the page closes)
+        request.meta.update(playwright=True, playwright_include_page=True,
                             playwright_page_goto_kwargs={"wait_until": "networkidle", "timeout": self.timeout * 1000})
         async with self.pages:
-            # the navigation has the time limit; the wait beyond it covers a page too busy to hand its DOM over
-            return await asyncio.wait_for(browser.download_request(request), self.timeout + 5)
+            try:
+                # the navigation has the time limit; the wait beyond it covers a page too busy to hand its DOM over
+                return await asyncio.wait_for(browser.download_request(request), self.timeout + 5)
+            finally:
+                if (page := request.meta.pop("playwright_page", None)) is not None:
+                    self.closing.add(page)
+                    while self.waiting[page]:
+                        await asyncio.sleep(PACE_STEP)
+                    await page.close()
+                    self.closing.discard(page)
+                    del self.waiting[page]
 
     async def _browser(self) -> Any:
         async with self.starting:
@@ -123,6 +141,8 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
             return False
         host = host_of(url) if url.startswith(("http://", "https://")) else ""
         allowed = bool(host) and host in trusted_hosts(self.crawler)
+        if allowed and not request.is_navigation_request():  # the page itself was paced as the crawl's request
+            allowed = await self._pace(urlsplit(url).hostname or "", request.frame.page)
         if not allowed and host and request.resource_type in ASSETS:
             if host not in self.verdicts:
                 try:  # a reason to refuse it is a string; its public address, or None for a public literal
@@ -134,6 +154,29 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
             self.crawler.stats.inc_value("render/aborted")
             logger.debug("a rendered page's request aborted: %s", url)
         return not allowed
+
+    async def _pace(self, hostname: str, page: Any) -> bool:
+        """Wait as a request of the crawl's to the host waits: its download slot's delay since the last
+        request sent there (the crawl's own, or the browser's), which this one then is. False when its
+        page is closed meanwhile: the request is not to be sent."""
+        slot = self.crawler.engine.downloader.slots.get(hostname) if self.crawler.engine else None
+        if slot is None or not slot.delay:
+            return True
+        now = time.time()  # the clock of Scrapy's slots
+        delay = slot.download_delay()
+        # the slot says when the crawl last sent a request there, which it sets to "now" as it sends one:
+        # the times the browser's requests were given are kept apart, so that none is given one taken already
+        sent = max(now, slot.lastseen + delay, self.paced.get(hostname, 0) + delay)
+        slot.lastseen = self.paced[hostname] = sent
+        if sent > now:
+            self.crawler.stats.inc_value("render/paced")
+        self.waiting[page] += 1
+        try:
+            while time.time() < sent and page not in self.closing:
+                await asyncio.sleep(min(PACE_STEP, sent - time.time()))
+        finally:
+            self.waiting[page] -= 1
+        return page not in self.closing
 
     async def close(self) -> None:
         if self.browser is not None:
