@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	# the venv's own pip (23.x) resolves trafilatura without lxml_html_clean
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet $(CONSTRAINTS) -e '.[test]'
+	$(BIN)/pip install --quiet $(CONSTRAINTS) -e '.[test,render]'
 	# bytecode for our own modules, as pip writes it for an installed package (an editable install
 	# leaves it to the first run, which cannot write it where PYTHONDONTWRITEBYTECODE is set)
 	$(BIN)/python -m compileall -q crawler archive
@@ -77,7 +77,7 @@ lock:
 	rm -rf $(LOCK_VENV)
 	$(PYTHON) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/pip install --quiet --upgrade pip
-	$(LOCK_VENV)/bin/pip install --quiet -e '.[test,lint,bench]'
+	$(LOCK_VENV)/bin/pip install --quiet -e '.[test,lint,bench,render]'
 	{ echo '# The exact set the tests, lint and benchmarks ran with: make install (and make lint, make bench)'; \
 	  echo "# install pyproject.toml's ranges under these pins. Written by make lock."; \
 	  $(LOCK_VENV)/bin/pip freeze --exclude-editable; } > constraints.txt

@@ -2,7 +2,8 @@
 
 Every ``bench`` module that runs something imports this one, and it imports no other ``bench``
 module, so the benchmarks' imports form a tree: ``bench.run`` at the top, then ``bench.profile``,
-``bench.search``, ``bench.scaling``, ``bench.media``, ``bench.deadhost`` and ``bench.changes``, then ``bench.report``,
+``bench.search``, ``bench.scaling``, ``bench.media``, ``bench.deadhost``, ``bench.changes``, ``bench.platforms``
+and ``bench.rendering``, then ``bench.report``,
 ``bench.blogs``, ``bench.server`` and this module.
 
 Peak RSS is the largest sum, over the samples (every 0.1 s), of the RSS of a command's process and

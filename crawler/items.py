@@ -32,6 +32,7 @@ class PageRecord:
     source_id: int
     kind: str  # post, listing, page or alias
     reason: str  # the evidence the decision rests on
+    fetched_via: str = "http"  # or "browser: WHY" (crawler.judge.render); "http: not rendered: WHY" when that failed
 
 
 @dataclass
@@ -58,6 +59,7 @@ class SourceUpdate:
     feeds: list[str] | None = None
     sitemaps: list[str] | None = None
     hosts: list[str] | None = None  # other hosts taken as the blog's own (--map-host sends them to its server)
+    rendered: str | None = None  # what the crawl learned of its pages: "browser" (they need one) or "http"
 
 
 @dataclass

@@ -22,6 +22,15 @@ RESTING_MB = 150
 WORKER_MB = 130
 PAGE_COPIES = 10
 MAX_PAGE_MB = 20  # the size cap: Scrapy's DOWNLOAD_MAXSIZE in crawler.settings
+# A browser rendering two pages at once (crawler.fetch.render): Playwright's driver about 140 MB
+# and Chromium's processes about 460 MB, summed PSS (docs/rendering.md, bench/rendering.py)
+BROWSER_MB = 600
+
+
+def rendering_mb(workers: int = 1) -> int:
+    """The budget a crawl that starts a browser needs: the processes at rest, its ``workers``, one
+    lane and the browser."""
+    return RESTING_MB + workers * WORKER_MB + PAGE_COPIES * MAX_PAGE_MB + BROWSER_MB
 
 
 def extract_workers(memory_mb: int, processes: int = 1, cores: int | None = None) -> int:

@@ -10,3 +10,7 @@ SHA = "archive_sha"  # sha256 of the response's body
 STATE = "archive_state"  # what the previous fetch of the URL said
 REVALIDATE = "dont_revalidate"  # send no validators (the spider doubts a 304)
 MAPPED = "archive_mapped"  # (original URL, its host's base) of a request sent to another base URL
+RENDER = "archive_render"  # why the page goes to the browser (crawler.fetch.render, crawler.judge.render)
+RENDER_MAY = "archive_render_may"  # a blog's page: as it leaves, its blog's render mode may send it to the browser
+HTTP_ANSWER = "archive_http_answer"  # (status, headers, body) of the page's HTTP answer, while it is rendered
+RENDER_FAILED = "archive_render_failed"  # why the page was not rendered: its response is its HTTP answer

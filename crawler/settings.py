@@ -5,6 +5,7 @@ and ``blogarchive crawl`` options override what is here.
 """
 
 import os
+import shutil
 import sys
 
 from scrapy.settings import default_settings
@@ -99,6 +100,26 @@ ARCHIVE_MEDIA = "all"
 ARCHIVE_MEDIA_MAX_MB = 10.0
 ARCHIVE_MEDIA_POST_MB = 50.0
 ARCHIVE_MEDIA_SOURCE_MB = 2048.0
+# The browser, for the pages whose scripts write their text (crawler.judge.render, docs/rendering.md):
+# "auto" renders a page whose HTTP answer is such a shell (and, once a blog's pages are, its pages
+# without asking over HTTP first), "always" every page, "never" none (per source:
+# `blogarchive source set NAME render=...`). Seconds a page has to load and fall quiet; the Chromium
+# driven ($BLOGARCHIVE_CHROMIUM, else the one on PATH: Playwright's own builds are never downloaded).
+ARCHIVE_RENDER = "auto"
+ARCHIVE_RENDER_TIMEOUT = 15.0
+ARCHIVE_CHROMIUM = os.environ.get("BLOGARCHIVE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+# scrapy-playwright's settings (crawler.fetch.render): headless, as root (no sandbox), nothing
+# the browser would fetch for itself, a fresh context with no profile on disk, two pages at once
+PLAYWRIGHT_BROWSER_TYPE = "chromium"
+PLAYWRIGHT_LAUNCH_OPTIONS = {
+    "executable_path": ARCHIVE_CHROMIUM,
+    "headless": True,
+    "args": ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+}
+PLAYWRIGHT_CONTEXTS = {"default": {"service_workers": "block", "accept_downloads": False, "permissions": []}}
+PLAYWRIGHT_MAX_CONTEXTS = 1
+PLAYWRIGHT_MAX_PAGES_PER_CONTEXT = 2
 
 # -- politeness: real sites ------------------------------------------------------
 USER_AGENT = "blogarchive/0.1 (+https://pypi.org/project/blogarchive/)"
@@ -120,8 +141,8 @@ RETRY_GIVE_UP_LOG_LEVEL = "INFO"
 
 # Only http and https: no file:, data:, ftp: or s3: fetches from crawled content.
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None,
-                     # Scrapy's own, which a cluster job fences with its host's lease
-                     "http": "crawler.fetch.lease.LeasedDownloadHandler", "https": "crawler.fetch.lease.LeasedDownloadHandler"}
+                     # Scrapy's own, which a cluster job fences with its host's lease, or the browser for a page that needs one
+                     "http": "crawler.fetch.render.RenderingDownloadHandler", "https": "crawler.fetch.render.RenderingDownloadHandler"}
 
 DOWNLOADER_MIDDLEWARES = {
     # before anything, a name looked up above all: a host down for the run is asked for no more
@@ -147,6 +168,8 @@ DOWNLOADER_MIDDLEWARES = {
     # Scrapy's (600), a Location that is no URL taken as no redirect
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
     "crawler.fetch.middlewares.RedirectMiddleware": 600,
+    # before validators (585) and the host's mirror (990): a page its blog's rendering sends to the browser
+    "crawler.fetch.render.LearnedRendering": 575,
     # holds requests while pages wait for an extraction worker (back-pressure)
     "crawler.extract.pool.ExtractionGate": 60,
     # after that check, before decompression (590): a big page holds one of a few lanes (ARCHIVE_MEMORY_MB)

@@ -2,8 +2,9 @@
 
 Only the extraction workers need trafilatura and its helpers (and numpy, through its language
 detector); only a cluster needs Redis; only a notification needs Apprise (a crawl with no target
-never imports it); nothing needs Scrapy's remote control (aiohttp), nor
-pydantic (itemadapter loads it when installed; the items are dataclasses). Each
+never imports it); only a page that needs a browser needs Playwright (docs/rendering.md); nothing
+needs Scrapy's remote control (aiohttp), nor pydantic (itemadapter loads it when installed; the
+items are dataclasses). Each
 costs tenths of a second at every start (docs/benchmarks.md, start-up)."""
 
 import subprocess
@@ -12,7 +13,7 @@ import sys
 from conftest import ROOT
 
 HEAVY = ("trafilatura", "htmldate", "justext", "py3langid", "numpy", "redis", "scrapy_redis", "aiohttp", "pydantic",
-         "apprise")
+         "apprise", "playwright", "scrapy_playwright")
 
 # The crawl's process before its first request: its settings, the spider, and every component
 # those settings name (Scrapy's base lists included), loaded as Scrapy loads them.

@@ -37,6 +37,9 @@ from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_craw
 @click.option("--redis", "redis_url", metavar="URL", help="The cluster's Redis (redis://HOST:PORT/DB; with --scrapyd).")
 @click.option("--media", type=click.Choice(["all", "metadata", "off"]),
               help="Post images archived (all, the default), their URLs only (metadata) or neither (off; kept by the URLs' sources).")
+@click.option("--render", type=click.Choice(["auto", "always", "never"]),
+              help="A browser (Chromium) for the pages whose scripts write their text: only those (auto, the default), "
+                   "every page (always) or none (never; kept by the URLs' sources; docs/rendering.md).")
 @click.option("--media-max-mb", type=click.FloatRange(min=0, min_open=True),
               help="Largest image fetched, in MB (default 10); a larger one is recorded, not fetched.")
 @click.option("--workers", type=click.IntRange(min=0),
@@ -55,14 +58,14 @@ from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_craw
 @db_option
 def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
           concurrency: int | None, max_pages: int | None, processes: int, cluster_config: str | None,
-          nodes: tuple[str, ...], redis_url: str | None, media: str | None, media_max_mb: float | None,
+          nodes: tuple[str, ...], redis_url: str | None, media: str | None, render: str | None, media_max_mb: float | None,
           workers: int | None, memory_mb: int | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
           log_file: str | None, verbose: bool, db_path: str) -> None:
     """Crawl blogs into the archive.
 
     Each URL is a blog's home page (its folder is the blog's scope), a feed
     or a sitemap; a new one becomes a source. With no URL, every enabled
-    source is crawled. A source keeps the --map-host, --delay and --media
+    source is crawled. A source keeps the --map-host, --delay, --media and --render
     a crawl of its URL was given as its own settings (blogarchive
     sources); an option given to a run wins for that run. A source's first
     crawl is complete; later ones are incremental. Exit codes: 0 all
@@ -88,7 +91,7 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
         if stale:
             click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
         with crawl_display(quiet) as display:
-            options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages, media=media,
+            options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages, media=media, render=render,
                                    mode="recheck" if recheck else "full" if full else None,
                                    quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
                                    cluster=_cluster(cluster_config, nodes, redis_url),
@@ -225,7 +228,7 @@ def import_warc(files: tuple[str, ...], quiet: bool, db_path: str) -> None:
         handlers = {"file": None, "data": None, "ftp": None, "s3": None, "http": REPLAY_HANDLER, "https": REPLAY_HANDLER}
         # the images are not in the captures: their URLs are listed, the next crawl fetches them
         options = CrawlOptions(host_map=_replay_hosts(list(sources.values())), delay=0, concurrency=16, mode="full",
-                               quiet=quiet, media="metadata", keep_setup=False, settings={"DOWNLOAD_HANDLERS": json.dumps(handlers)})
+                               quiet=quiet, media="metadata", render="never", keep_setup=False, settings={"DOWNLOAD_HANDLERS": json.dumps(handlers)})
         _report(_launch(db_path, tuple(sources), options, lock))
     finally:
         release_lock(lock)

@@ -395,6 +395,18 @@ def add_source_host_maps(db: Database) -> None:
     db["sources"].add_column("map_hosts", str)
 
 
+@migrations()
+def add_rendering(db: Database) -> None:
+    # a page whose scripts write its text (crawler/judge/render.py, docs/rendering.md): the source's
+    # render mode (auto, always, never; NULL: the crawl's) and what its crawls learned of its pages
+    # ("browser": they need one, "http": they do not), how a page was fetched ("http", or
+    # "browser: WHY"; NULL before rendering existed), and a capture of the rendered HTML ("browser")
+    db["sources"].add_column("render", str)
+    db["sources"].add_column("rendered", str)
+    db["pages"].add_column("fetched_via", str)
+    db["captures"].add_column("fetched_via", str)
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     register_functions(db.conn)

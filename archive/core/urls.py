@@ -5,7 +5,7 @@ import logging
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from urllib.parse import quote, urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, safe_url_string, url_query_cleaner
 
@@ -36,6 +36,9 @@ PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.I)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 INDEX_FILE = re.compile(r"/index\.(html?|php)$")
 FRAGMENT_SAFE = "/?:@!$&'()*+,;="  # what a fragment holds as it is (RFC 3986), the rest percent-encoded
+# A client-side route (docsify, an SPA): #/post or #!/post, never #/ alone; what follows a ? in it
+# (docsify's ?id=heading) is a place in the page, not a page
+HASH_ROUTE = re.compile(r"#(!?/[^/?#][^#?]*)(?:\?[^#]*)?$")
 # The URL Standard's forbidden domain code points (less ":", a port's): a host holding one is
 # no host, and a browser follows no link to it.
 FORBIDDEN_HOST = re.compile(r"[\x00-\x20\x7f#%/<>?@\[\\\]^|]")
@@ -94,21 +97,23 @@ def _valid_port(netloc: str) -> bool:
 def normalize_url(url: str) -> str:
     """The canonical form of ``url`` used as a post's identity.
 
-    Lower-case scheme and host, no default port, no fragment, no tracking
-    or session parameters, sorted query, ``/index.html`` dropped, non-ASCII
-    paths percent-encoded as UTF-8, credentials removed. Its own result is
-    its own canonical form.
+    Lower-case scheme and host, no default port, no fragment (but a hash route, ``#/post`` or
+    ``#!/post``, which a client-rendered blog names its pages by), no tracking or session
+    parameters, sorted query, ``/index.html`` dropped, non-ASCII paths percent-encoded as UTF-8,
+    credentials removed. Its own result is its own canonical form.
 
     Raises:
         ValueError: ``url`` cannot be parsed (``parse_url`` says None for it first).
     """
-    url = PATH_SESSION.sub("", url)
+    route = HASH_ROUTE.search(url)
+    url = PATH_SESSION.sub("", url[:route.start()] if route else url)
     url = url_query_cleaner(url, DROPPED_PARAMS, remove=True, keep_fragments=False)
     url = canonicalize_url(url)
     parts = urlsplit(url)
     host = _netloc(parts.hostname or "", parts.port, parts.scheme)
     path = INDEX_FILE.sub("/", parts.path) or "/"
-    return urlunsplit((parts.scheme, host, path, parts.query, ""))
+    fragment = quote(unquote(route.group(1)), safe=FRAGMENT_SAFE) if route else ""
+    return urlunsplit((parts.scheme, host, path, parts.query, fragment))
 
 
 def _netloc(host: str, port: int | None, scheme: str) -> str:

@@ -80,10 +80,16 @@ def export_warc(db: Database, out: IO[bytes], *, source: str | None = None, sinc
     }
     writer.write_record(writer.create_warcinfo_record(filename, info))
     written: dict[str, tuple[str, str, str]] = {}  # body sha256 -> its digest, URL and date in this file
+    responses: dict[str, str] = {}  # URL -> the record ID of its last response in this file
     count = 0
     source_ids = [s["id"] for s in sources] if source else None
     for capture in _captures(db, source_ids, since_at):
+        if capture.get("fetched_via") == "browser":  # the HTML a browser rendered from a response: a conversion of it
+            writer.write_record(_conversion_record(writer, db, capture, responses.get(capture["url"])))
+            count += 1
+            continue
         response = _response_record(writer, db, capture, written)
+        responses[capture["url"]] = response.rec_headers.get_header("WARC-Record-ID")
         writer.write_record(response)
         writer.write_record(_request_record(writer, capture, response.rec_headers.get_header("WARC-Record-ID")))
         count += 1
@@ -156,6 +162,17 @@ def _response_record(writer: WARCWriter, db: Database, capture: dict[str, Any],
     return writer.create_warc_record(capture["url"], "response", payload=io.BytesIO(body), length=len(body),
                                      http_headers=_http_headers(capture, len(body)),
                                      warc_headers_dict={**date, "WARC-Payload-Digest": digest})
+
+
+def _conversion_record(writer: WARCWriter, db: Database, capture: dict[str, Any], response_id: str | None) -> Any:
+    """The HTML a browser rendered from a page (docs/rendering.md), referring to the page's response."""
+    body = load_body(db, capture["sha256"]) or b""
+    # the page's own Content-Type: the browser's HTML is encoded in its charset (or UTF-8, which it then names)
+    content_type = json.loads(capture["headers"] or "{}").get("content-type") or "text/html; charset=utf-8"
+    headers = {"WARC-Date": capture["fetched_at"], "Content-Type": content_type,
+               **({"WARC-Refers-To": response_id} if response_id else {})}
+    return writer.create_warc_record(capture["url"], "conversion", payload=io.BytesIO(body), length=len(body),
+                                     warc_headers_dict=headers)
 
 
 def _request_record(writer: WARCWriter, capture: dict[str, Any], response_id: str) -> Any:

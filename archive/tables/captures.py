@@ -31,10 +31,12 @@ def save_capture(
     run_id: int | None = None,
     sha: str | None = None,
     fetched_at: str | None = None,
+    fetched_via: str | None = None,
 ) -> str:
     """Store one fetch (its body only if new) and return the body's sha256 (``sha``, when the caller has it).
 
-    ``fetched_at`` is the time of the fetch (ISO 8601 UTC), now when not given.
+    ``fetched_at`` is the time of the fetch (ISO 8601 UTC), now when not given; ``fetched_via``
+    is ``browser`` for the HTML a browser rendered from it (the HTTP answer is a capture of its own).
     """
     sha = sha or body_sha256(body)
     with db.atomic():
@@ -51,6 +53,7 @@ def save_capture(
                 "headers": json.dumps(headers, ensure_ascii=False, sort_keys=True),
                 "sha256": sha,
                 "fetched_at": fetched_at or utcnow(),
+                "fetched_via": fetched_via,
             }
         )
     return sha
@@ -67,11 +70,13 @@ def load_body(db: Database, sha: str) -> bytes | None:
     return stored_body(row[0]) if row else None
 
 
-def latest_capture(db: Database, url: str, *, status: int = 200) -> dict[str, Any] | None:
-    """The newest capture of ``url`` with that status, its body and headers decoded."""
+def latest_capture(db: Database, url: str, *, status: int = 200, http: bool = False) -> dict[str, Any] | None:
+    """The newest capture of ``url`` with that status, its body and headers decoded (with ``http``, of
+    what the server sent, not of what a browser rendered from it)."""
     rows = list(
         db.query(
-            "select * from captures where url = ? and status = ? order by id desc limit 1",
+            "select * from captures where url = ? and status = ?"
+            f"{' and fetched_via is null' if http else ''} order by id desc limit 1",
             [url, status],
         )
     )

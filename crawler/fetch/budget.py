@@ -27,7 +27,8 @@ lane before it is fetched (one more request, for its headers). Nothing is droppe
 Lanes: what ``ARCHIVE_MEMORY_MB`` holds beside the processes at rest (the crawl's and
 its extraction workers), a page of the size cap (``DOWNLOAD_MAXSIZE``) being held about
 ten times at once across them (``crawler.memory.lanes``), one at least. The 512 MB
-default gives one lane.
+default gives one lane. Once a browser starts (``crawler.fetch.render``), its processes take their
+``BROWSER_MB`` of the budget, and the lanes are what is left.
 """
 
 import asyncio
@@ -52,7 +53,8 @@ from crawler.fetch.middlewares import (
     TooLarge,
     last_encoding,
 )
-from crawler.memory import BIG_PAGE_BYTES, lanes, trim
+from crawler.fetch.render import BROWSER_STARTED
+from crawler.memory import BIG_PAGE_BYTES, BROWSER_MB, lanes, trim
 from crawler.store.archive_store import ArchiveStore
 
 if TYPE_CHECKING:
@@ -83,8 +85,9 @@ class _Lane:
 class MemoryBudget:
     """Downloader middleware, and receiver of the download signals: the lanes of big pages."""
 
-    def __init__(self, crawler: "Crawler", lanes: int):
-        self.lanes = lanes
+    def __init__(self, crawler: "Crawler", memory_mb: int, workers: int):
+        self.memory_mb, self.workers = memory_mb, workers
+        self.lanes = lanes(memory_mb, workers, crawler.settings.getint("DOWNLOAD_MAXSIZE") / 2**20)
         self.max_size = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self.taken = 0
         self.store = ArchiveStore.of(crawler)
@@ -102,7 +105,7 @@ class MemoryBudget:
     def from_crawler(cls, crawler: "Crawler") -> "MemoryBudget":
         settings = crawler.settings
         memory_mb, workers = settings.getint("ARCHIVE_MEMORY_MB"), workers_of(settings)
-        budget = cls(crawler, lanes(memory_mb, workers, settings.getint("DOWNLOAD_MAXSIZE") / 2**20))
+        budget = cls(crawler, memory_mb, workers)
         logger.info("memory budget: %d MB, %d extraction workers, %d lanes for big pages", memory_mb, workers,
                     budget.lanes)
         pool = crawler.get_extension(ExtractionPool)
@@ -110,7 +113,13 @@ class MemoryBudget:
             pool.hold_start = budget.hold
         crawler.signals.connect(budget.headers_received, signal=signals.headers_received)
         crawler.signals.connect(budget.bytes_received, signal=signals.bytes_received)
+        crawler.signals.connect(budget.browser_started, signal=BROWSER_STARTED)
         return budget
+
+    def browser_started(self) -> None:
+        """A browser's processes take their share of the budget: the lanes are what is left of it."""
+        self.lanes = lanes(self.memory_mb - BROWSER_MB, self.workers, self.max_size / 2**20)
+        logger.info("memory budget: a browser started, about %d MB; %d lanes for big pages", BROWSER_MB, self.lanes)
 
     # -- a page found big ---------------------------------------------------------------
 

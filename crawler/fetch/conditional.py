@@ -3,9 +3,9 @@
 Every request for a URL fetched before carries its validators
 (``If-None-Match``, ``If-Modified-Since``); a ``304`` is answered with the
 stored body, flagged unchanged, so the spider can skip it. Every body is
-captured (``archive.tables.captures``). Hosts whose validators lie are found and
-noted with the reason; their pages are fetched in full and compared by body
-hash instead. A feed still fresh by its ``Cache-Control``/``Expires`` is not
+captured (``archive.tables.captures``; the HTML a browser rendered from a page, beside it).
+Hosts whose validators lie are found and noted with the reason; their pages are fetched in
+full and compared by body hash instead. A feed still fresh by its ``Cache-Control``/``Expires`` is not
 requested at all. A run that resumes an interrupted one reads what that run fetched from
 its captures, without asking again. A document (robots.txt, a seed, a feed, a sitemap) is
 fetched once per run: every later request for it, from whichever source, is
@@ -33,7 +33,7 @@ from archive.tables.captures import body_sha256, latest_capture, save_capture
 from archive.tables.revisit import get_fetch, get_host, in_future, later, note_host, save_fetch
 
 from crawler.discover.feeds import looks_like_feed
-from crawler.meta import MAPPED, REVALIDATE, SHA, STATE, UNCHANGED
+from crawler.meta import MAPPED, RENDER, REVALIDATE, SHA, STATE, UNCHANGED
 from crawler.store.archive_store import ArchiveStore
 
 if TYPE_CHECKING:
@@ -87,6 +87,8 @@ class ConditionalMiddleware:
         not_before = self._host(host).get("not_before")
         if in_future(not_before):
             raise IgnoreRequest(f"{host} asked not to be fetched before {not_before} (Retry-After)")
+        if request.meta.get(RENDER):
+            return None  # a browser's answer is the page as its scripts left it: asked in full, never revalidated
         if request.meta.get(f"{STATE}_url") == url:
             return None  # the same request again, mapped to another host
         state = get_fetch(self.store.db, url)
@@ -139,6 +141,12 @@ class ConditionalMiddleware:
             self.store.write(save_fetch, response.url, **fields)
             return cached
         sha = body_sha256(response.body)
+        if "playwright" in response.flags:  # rendered: a capture beside its HTTP answer's, which keeps its validators
+            self.store.write(save_capture, url=response.url, status=response.status, headers=_headers(response),
+                             body=response.body, source_id=request.meta.get("source_id"),
+                             run_id=self.crawler.stats.get_value("archive/run_id"), sha=sha, fetched_via="browser",
+                             held=len(response.body))
+            return response
         self.store.write(
             save_capture,
             url=response.url,
@@ -175,7 +183,7 @@ class ConditionalMiddleware:
 
     def _cached(self, request: Request, url: str, state: dict[str, Any]) -> Response | None:
         """The stored body of ``url`` as a response, flagged ``cached``."""
-        capture = latest_capture(self.store.db, url)
+        capture = latest_capture(self.store.db, url, http=True)
         if capture is None or capture["body"] is None:
             return None
         headers = {k: v for k, v in capture["headers"].items() if k not in DROPPED_HEADERS}

@@ -36,7 +36,7 @@ from scrapy.http import Headers, HtmlResponse, Response
 
 from archive.core.urls import host_of, parse_url
 
-from crawler.meta import MAPPED
+from crawler.meta import MAPPED, RENDER
 
 try:
     import brotli
@@ -71,7 +71,9 @@ class MapHostsMiddleware:
         if base is None:
             return None
         parts = urlsplit(request.url)
-        target = base + urlunsplit(("", "", parts.path or "/", parts.query, ""))
+        # a page for the browser keeps its hash route (#/post): the page's scripts read it
+        fragment = parts.fragment if request.meta.get(RENDER) else ""
+        target = base + urlunsplit(("", "", parts.path or "/", parts.query, fragment))
         meta = {**request.meta, MAPPED: (request.url, target)}
         return request.replace(url=target, meta=meta, dont_filter=True)
 

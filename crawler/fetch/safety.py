@@ -5,7 +5,8 @@ aliases, ``--map-host`` hosts and their targets, each with its port) may be loop
 or link-local addresses. Anything else, a redirect above all, that names or resolves to
 such an address, in any spelling (``2130706433``, ``0x7f000001``,
 ``0177.0.0.1``, ``[::1]``), is refused. A name is resolved once and checked, and the
-connection is made to that address (DNS rebinding: a second answer is never used).
+connection is made to that address (DNS rebinding: a second answer is never used). The
+browser's requests (``crawler.fetch.render``) are held to the same hosts and rule.
 
 ``CallbackErrorsMiddleware`` (a spider middleware): an unexpected exception
 while handling a page is recorded against its source, which is marked failed.
@@ -66,6 +67,32 @@ def is_internal(address: Address) -> bool:
     return not address.is_global or address.is_multicast
 
 
+def trusted_hosts(crawler: "Crawler") -> set[str]:
+    """``host[:port]`` of what the user typed: the seeds' hosts and the mirrors they map to."""
+    hosts = set(getattr(crawler.spider, "trusted_hosts", ()))
+    host_map = crawler.settings.getdict("ARCHIVE_MAP_HOSTS")
+    # a mapped host is never asked for itself: its requests go to the mirror the user named
+    hosts |= {host_of(base) for base in host_map.values()} | {host.lower() for host in host_map}
+    return hosts
+
+
+async def host_verdict(host: str) -> "str | Address | None":
+    """Why ``host`` is refused; or the address it resolved to, all of whose answers are public."""
+    address = literal_address(host)
+    if address is not None:
+        return f"is the internal address {address}" if is_internal(address) else None
+    try:  # IPv4, as the downloader's resolver (Scrapy's CachingThreadedResolver)
+        infos = await asyncio.get_running_loop().getaddrinfo(host, None, family=socket.AF_INET, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as e:
+        # not left to the downloader's own lookup, which could answer otherwise; asked again on a retry
+        raise CannotResolveHostError(f"DNS lookup failed: {host}: {e}") from e
+    addresses = [ipaddress.ip_address(sockaddr[0]) for *_, sockaddr in infos]
+    for resolved in addresses:
+        if is_internal(resolved):
+            return f"resolves to the internal address {resolved}"
+    return addresses[0]
+
+
 class PrivateAddressMiddleware:
     def __init__(self, crawler: "Crawler"):
         self.crawler = crawler
@@ -75,23 +102,15 @@ class PrivateAddressMiddleware:
     def from_crawler(cls, crawler: "Crawler") -> "PrivateAddressMiddleware":
         return cls(crawler)
 
-    def trusted(self) -> set[str]:
-        """``host[:port]`` of what the user typed: the seeds' hosts and the mirrors they map to."""
-        hosts = set(getattr(self.crawler.spider, "trusted_hosts", ()))
-        host_map = self.crawler.settings.getdict("ARCHIVE_MAP_HOSTS")
-        # a mapped host is never asked for itself: its requests go to the mirror the user named
-        hosts |= {host_of(base) for base in host_map.values()} | {host.lower() for host in host_map}
-        return hosts
-
     async def process_request(self, request: Request) -> None:
         parts = urlsplit(request.url)
         if parts.scheme not in ("http", "https"):
             raise IgnoreRequest(f"refused: {parts.scheme}: URLs are never fetched")
-        if host_of(request.url) in self.trusted():
+        if host_of(request.url) in trusted_hosts(self.crawler):
             return
         host = (parts.hostname or "").lower()
         if host not in self.verdicts:
-            self.verdicts[host] = await self._verdict(host)
+            self.verdicts[host] = await host_verdict(host)
         verdict = self.verdicts[host]
         if isinstance(verdict, Address):
             # DNS rebinding: the connection is made to the address checked here, never to what a
@@ -100,22 +119,6 @@ class PrivateAddressMiddleware:
         elif verdict:
             self.crawler.stats.inc_value("archive/refused_internal")
             raise IgnoreRequest(f"refused: {host} {verdict}")
-
-    async def _verdict(self, host: str) -> "str | Address | None":
-        """Why ``host`` is refused; or the address it resolved to, all of whose answers are public."""
-        address = literal_address(host)
-        if address is not None:
-            return f"is the internal address {address}" if is_internal(address) else None
-        try:  # IPv4, as the downloader's resolver (Scrapy's CachingThreadedResolver)
-            infos = await asyncio.get_running_loop().getaddrinfo(host, None, family=socket.AF_INET, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError) as e:
-            # not left to the downloader's own lookup, which could answer otherwise; asked again on a retry
-            raise CannotResolveHostError(f"DNS lookup failed: {host}: {e}") from e
-        addresses = [ipaddress.ip_address(sockaddr[0]) for *_, sockaddr in infos]
-        for resolved in addresses:
-            if is_internal(resolved):
-                return f"resolves to the internal address {resolved}"
-        return addresses[0]
 
 
 class CallbackErrorsMiddleware:

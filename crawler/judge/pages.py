@@ -16,6 +16,7 @@ from lxml import etree
 from parsel import Selector
 
 from archive.core.dates import parse_date
+from archive.core.urls import HASH_ROUTE
 
 ARTICLE_TYPES = {
     "Article",
@@ -438,9 +439,17 @@ def in_scope(url: str, scope: str) -> bool:
     return url.startswith(scope) or url == scope.rstrip("/")
 
 
+def routed(url: str) -> str:
+    """A client-rendered blog's page named by a hash route (``/#/notes/a``) read as its path (``/notes/a``)."""
+    page, _, route = url.partition("#")
+    if not HASH_ROUTE.match(f"#{route}"):
+        return url
+    return page.split("?", 1)[0].rstrip("/") + "/" + route.lstrip("!").lstrip("/")
+
+
 def listing_reason(url: str, scope: str) -> str | None:
     """Why the URL alone shows a listing or a site page, or None."""
-    parts = urlsplit(url)
+    parts = urlsplit(routed(url))
     rel = unquote(parts.path)[len(urlsplit(scope).path) :].strip("/")
     if not rel and not parts.query:
         return HOME
@@ -481,7 +490,7 @@ def _is_page_path(segments: list[str]) -> bool:
 
 def url_shape(url: str, scope: str) -> str:
     """The URL's pattern: folders kept, digits masked, the last segment a ``*``."""
-    rel = unquote(urlsplit(url).path)[len(urlsplit(scope).path) :].strip("/")
+    rel = unquote(urlsplit(routed(url)).path)[len(urlsplit(scope).path) :].strip("/")
     segments = rel.split("/")
     head = [DIGITS.sub("9", s) if DIGITS.search(s) and s.isdigit() else s.lower() for s in segments[:-1]]
     ext = segments[-1].rsplit(".", 1)[1].lower() if "." in segments[-1] else ""
@@ -529,8 +538,8 @@ class SectionStats:
 
 def below(link: str, url: str) -> bool:
     """``link`` is a page under the folder of ``url`` (``/notes/`` or ``/notes/index.html``)."""
-    folder = re.sub(r"/index\.html?$", "/", urlsplit(url).path)
-    path = re.sub(r"/index\.html?$", "/", urlsplit(link).path)
+    folder = re.sub(r"/index\.html?$", "/", urlsplit(routed(url)).path)
+    path = re.sub(r"/index\.html?$", "/", urlsplit(routed(link)).path)
     return folder.endswith("/") and folder != "/" and path.startswith(folder) and path != folder
 
 

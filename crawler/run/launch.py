@@ -48,7 +48,8 @@ class CrawlOptions:
     concurrency: int | None = None  # requests at once per host
     max_pages: int | None = None  # pages fetched at most per source
     media: str | None = None  # all, metadata or off
-    keep_setup: bool = True  # host maps, delay and media become the URLs' sources' own (import warc's are not)
+    render: str | None = None  # auto, always or never: a browser for the pages that need one
+    keep_setup: bool = True  # host maps, delay, media and render become the URLs' sources' own (import warc's are not)
     mode: str | None = None  # "recheck", "full", or None: incremental
     quiet: bool = False  # no progress lines, only errors
     log_file: str | None = None  # append the crawl's log (INFO) here
@@ -115,7 +116,8 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
         with db.atomic():  # all the sources or none: a command that fails changes nothing
             added = [ensure_source(db, url) for url in urls]
             if options.keep_setup:
-                added = remember_setup(db, added, host_map=options.host_map, delay=options.delay, media=options.media)
+                added = remember_setup(db, added, host_map=options.host_map, delay=options.delay, media=options.media,
+                                       render=options.render)
     except ValueError as e:
         raise ArchiveError(str(e)) from e
     crawled = added if urls else find_sources(db)
@@ -172,7 +174,7 @@ def crawl_command(settings: dict[str, str], options: CrawlOptions, *, urls: tupl
 
 def spider_args(options: CrawlOptions) -> dict[str, str]:
     """The spider's arguments: the run's options that win over a source's own settings, and its mode."""
-    args = {"mode": options.mode, "max_pages": options.max_pages, "media": options.media}
+    args = {"mode": options.mode, "max_pages": options.max_pages, "media": options.media, "render": options.render}
     return {key: str(value) for key, value in args.items() if value}
 
 

@@ -27,7 +27,7 @@ from w3lib.encoding import html_to_unicode, http_content_type_encoding
 from w3lib.html import get_base_url
 
 from archive import ensure_sources, find_sources
-from archive.core.urls import feed_item_url, host_of, parse_url, url_key
+from archive.core.urls import HASH_ROUTE, feed_item_url, host_of, parse_url, url_key
 from archive.core.xmlsafety import XmlEntitiesError, check_entities
 from archive.tables.captures import body_sha256
 from archive.tables.media import (
@@ -69,9 +69,10 @@ from crawler.judge.pages import (
     read_evidence,
     url_shape,
 )
-from crawler.meta import MAPPED, REVALIDATE, SHA, UNCHANGED
+from crawler.judge.render import SHELL_CHARS, render_reason, visible_text
+from crawler.meta import HTTP_ANSWER, MAPPED, RENDER, RENDER_FAILED, RENDER_MAY, REVALIDATE, SHA, UNCHANGED
 from crawler.spiders.spill import SpillDict, SpillSet
-from crawler.spiders.state import SourceState
+from crawler.spiders.state import LEARNED, SourceState
 from crawler.store.archive_store import ArchiveStore
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
@@ -93,7 +94,7 @@ class BlogSpider(Spider):
     name = "blog"
 
     def __init__(self, url: str | None = None, max_pages: str | None = None, mode: str | None = None,
-                 sources: str | None = None, media: str | None = None, **kwargs: Any):
+                 sources: str | None = None, media: str | None = None, render: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.seed_urls = url.split() if url else []
         # ids of the sources to crawl (blogarchive crawl --processes N splits them)
@@ -101,6 +102,7 @@ class BlogSpider(Spider):
         # the run's own options (blogarchive crawl --max-pages, --media): they win over a source's settings
         self.max_pages_arg = int(max_pages) if max_pages else None
         self.media_arg = media
+        self.render_arg = render
         self.trusted_hosts: set[str] = set()  # hosts the user typed: see crawler.fetch.safety
         self.mode = mode or "incremental"
         if self.mode not in ("incremental", "recheck", "full"):
@@ -159,6 +161,8 @@ class BlogSpider(Spider):
             plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
             media=ledger_for(settings, self.media_arg or source.get("media"), theme=theme_media(self.store.db, source["id"]),
                              source_bytes=source_media_bytes(self.store.db, source["id"])),
+            render=self.render_arg or source.get("render") or settings.get("ARCHIVE_RENDER"),
+            learned=source.get("rendered"),
         )
         state.seen.add(url_key(source["url"]))
         self.trusted_hosts |= aliases
@@ -277,7 +281,7 @@ class BlogSpider(Spider):
             callback=self.parse_page,
             errback=self.on_error,
             cb_kwargs={"state": state},
-            meta={"source_id": state.id},
+            meta={"source_id": state.id, RENDER_MAY: True},
             dont_filter=True,
         )
         if state.pending:
@@ -289,6 +293,12 @@ class BlogSpider(Spider):
         """The page once more, for what was read after it was judged: a feed entry, or a listing's link."""
         return Request(url, callback=self.parse_page, errback=self.on_error, cb_kwargs={"state": state},
                        meta={"source_id": state.id, REVALIDATE: True, LATE_ENTRY: True}, dont_filter=True)
+
+    def _render(self, state: SourceState, response: Response, why: str) -> Request:
+        """The page again, from the browser (crawler.fetch.render), its HTTP answer kept in case it cannot be rendered."""
+        return Request(response.url, callback=self.parse_page, errback=self.on_error, cb_kwargs={"state": state},
+                       meta={"source_id": state.id, "depth": response.meta.get("depth", 0), RENDER: why,
+                             HTTP_ANSWER: (response.status, response.headers, response.body)}, dont_filter=True)
 
     def _doubt(self, state: SourceState, response: Response) -> Iterator[Request]:
         """The page again, without validators, when its feed entry says it changed since."""
@@ -583,6 +593,9 @@ class BlogSpider(Spider):
         sel = Selector(text=part, type="html")
         del part
         hrefs = list(islice((h for a in sel.root.iter("a", "area") if (h := a.get("href"))), state.max_links + 1))
+        rendered = "playwright" in response.flags
+        if rendered and not state.hash_routes and any(HASH_ROUTE.search(urljoin(base, h)) for h in hrefs):
+            state.hash_routes = True  # its scripts route by #/post: each route is a page of its own
         if len(hrefs) > state.max_links:
             yield CrawlError(state.id, url, "cut", f"more than {state.max_links} links: only the first {state.max_links} read")
             del hrefs[state.max_links:]
@@ -596,6 +609,23 @@ class BlogSpider(Spider):
             for request in self._doubt(state, response):
                 yield request
             return
+        via = "http"
+        if rendered:
+            via = f"browser: {response.meta[RENDER]}"
+            if lesson := state.note_rendered(len(visible_text(sel.root)) >= SHELL_CHARS):
+                yield SourceUpdate(state.id, rendered=lesson)  # the next run starts from it
+        elif RENDER_FAILED in response.meta:
+            via = f"http: {response.meta[RENDER_FAILED]}"
+            yield CrawlError(state.id, url, "render", f"{response.meta[RENDER_FAILED]} (asked for: {response.meta[RENDER]}); "
+                                                      "archived as its HTTP answer has it")
+        elif state.may_render():
+            entry = state.entries.get(url_key(url))
+            why = state.render_first(url) or render_reason(sel.root, feed_text=_entry_text(entry),
+                                                           blog_has_text=state.with_text >= LEARNED)
+            if why:
+                self.crawler.stats.inc_value("render/needed")
+                yield self._render(state, response, why)
+                return
         evidence = read_evidence(sel, state.max_links)
         canonical = state.own(evidence.canonical, response.url) if evidence.canonical else None
         # a theme that names the home page canonical on every page of its pagination (or on every
@@ -644,7 +674,7 @@ class BlogSpider(Spider):
         if not late and kind == "post" and state.media and state.media.mode != "off":
             # only posts: a listing shows the covers of the posts it lists, the newest on many of them
             state.media.note_page(page_images(sel.root, base))
-        yield PageRecord(url, state.id, kind, reason)
+        yield PageRecord(url, state.id, kind, reason, via)
         if not late:
             state.site.note_name(evidence.site_name)
             if reason == HOME:
@@ -681,6 +711,8 @@ class BlogSpider(Spider):
         if post is None:
             yield CrawlError(state.id, url, "extract", "judged a post, but no article text was found")
             return
+        if via == "http" and post.text:
+            state.with_text += 1
         if state.media:
             post.media = state.media.keep(url, post.media or [])
         if entry is None and (flags := lacks(post)):
@@ -824,6 +856,12 @@ def _redirect_aliases(response: Response, state: SourceState, final: str) -> lis
             why = "meta refresh" if reason == "meta refresh" else f"redirect {reason}"
             aliases.append({"alias": own, "why": why})
     return aliases
+
+
+def _entry_text(entry: dict[str, Any] | None) -> str | None:
+    """The text of a feed entry's content (its summary does not say how long the post is)."""
+    content = (entry or {}).get("content")
+    return " ".join(Selector(text=content, type="html").xpath("//text()").getall()).strip() if content else None
 
 
 def _http_charset(response: Response) -> str | None:

@@ -13,7 +13,7 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.utils.url import url_has_any_extension
 from w3lib.html import strip_html5_whitespace
 
-from archive.core.urls import host_of, normalize_url, parse_url
+from archive.core.urls import HASH_ROUTE, host_of, normalize_url, parse_url
 
 from crawler.discover.incremental import SourcePlan
 from crawler.discover.platforms.listing import Listing
@@ -31,6 +31,7 @@ CACHED_LINKS = 65_536
 
 
 QUARTER_HOUR = timedelta(minutes=15)
+LEARNED = 2  # pages that say the same of a blog's rendering: its pages are rendered at once, or no more
 
 
 @dataclass
@@ -74,11 +75,42 @@ class SourceState:
     bad_urls: int = 0  # links, feed and sitemap entries that are no URL: taken as no link
     first_bad_url: str | None = None
     bad_url_told: bool = False  # its crawl_errors row (kind bad-url) is written
+    render: str = "auto"  # auto, always or never: a browser for its pages (crawler.judge.render)
+    learned: str | None = None  # what its earlier crawls learned: "browser" (its pages need one) or "http"
+    rendered: int = 0  # pages the browser gave the text their HTTP answer lacked
+    rendered_in_vain: int = 0  # pages rendered that had no more text than before
+    with_text: int = 0  # posts whose HTTP answer held their text
+    hash_routes: bool = False  # its rendered pages link to each other by #/route: each route a page
 
     def note_bad_url(self, text: str) -> None:
         self.bad_urls += 1
         if self.first_bad_url is None:
             self.first_bad_url = text
+
+    def render_first(self, url: str) -> str | None:
+        """Why the page at ``url`` goes to the browser without asking over HTTP first, or None."""
+        if self.render == "always":
+            return "render=always"
+        if self.hash_routes and HASH_ROUTE.search(url) and self.may_render():
+            return "a hash route, which only the page's scripts show"
+        if self.render == "auto" and self.rendered >= LEARNED and not self.rendered_in_vain:
+            return f"the blog's pages need it ({self.rendered} rendered)"
+        if self.render == "auto" and self.learned == "browser" and self.may_render():
+            return "the blog's pages needed it in its last crawl"
+        return None
+
+    def may_render(self) -> bool:
+        """True while a page whose HTTP answer is a shell is worth rendering (never, once renderings gave nothing)."""
+        return self.render != "never" and self.rendered_in_vain < LEARNED
+
+    def note_rendered(self, gained: bool) -> str | None:
+        """Count a rendered page; what the blog's pages were found to need once that is settled, else None."""
+        if gained:
+            self.rendered += 1
+        else:
+            self.rendered_in_vain += 1
+        lesson = "http" if self.rendered_in_vain == LEARNED else "browser" if self.rendered == LEARNED else None
+        return None if lesson == self.learned else lesson
 
     def link(self, base: str, href: str, encoding: str) -> str | None:
         """The in-scope page a link of a page at ``base`` leads to, in the blog's own form; else None.
@@ -94,6 +126,8 @@ class SourceState:
             context = base[: base.find("/", base.find("//") + 2)]  # scheme://host of the page
         else:
             context = base
+        if not self.hash_routes and "#" in href:  # a route only where the blog routes by them
+            href = href.split("#", 1)[0] or base.split("#", 1)[0]
         key = (context, href, encoding)
         if key not in self.links:
             if len(self.links) >= CACHED_LINKS:

@@ -1,0 +1,306 @@
+"""Pages whose scripts write their text (issue 37, docs/rendering.md): judged from their HTTP answer,
+rendered by Debian's Chromium only then, and archived as any page.
+
+The blogs of tests/rendered are served on 127.0.0.1: a docsify blog (docsify 4.13.1 itself, MIT,
+vendored from its npm package with its licence) whose Markdown its script fetches and whose sidebar
+routes by ``#/post``, and a single-page app that fetches its posts as JSON. The crawls drive the real
+browser; where no Chromium is installed they are skipped.
+"""
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EXPECTED, ROOT, SITE, QuietHandler, StaticServer, copy_archive, crawl_args, rows, run_cli
+from lxml import html
+from warcio.archiveiterator import ArchiveIterator
+
+from archive.core.urls import normalize_url, url_key
+from archive.tables.sources import parse_setting
+
+from crawler.judge.pages import listing_reason, routed
+from crawler.judge.render import render_reason
+from crawler.memory import lanes
+
+RENDERED = ROOT / "tests" / "rendered"
+DOCSIFY, SPA = "field-notes.test", "tidewater.test"
+needs_chromium = pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
+                                    reason="no Chromium on this machine (Debian's chromium package): nothing to render with")
+ARTICLE = "".join(f"<p>Paragraph {i} of a post whose text is in its HTML, as a static blog sends it.</p>" for i in range(6))
+
+
+def tree(text: str) -> html.HtmlElement:
+    return html.fromstring(text)
+
+
+# -- the judgement, from the HTTP answer alone --------------------------------------------------
+
+def test_a_docsify_shell_and_a_javascript_app_need_a_browser():
+    docsify = (RENDERED / "docsify" / "index.html").read_text()
+    assert render_reason(tree(docsify)) == "a client-side renderer boots it (window.$docsify)"
+    spa = (RENDERED / "spa" / "posts" / "mending-the-dinghy" / "index.html").read_text()
+    assert render_reason(tree(spa)) == "its <noscript> asks for JavaScript"
+    bundle = '<html><body><div id="app"></div><script src="/assets/index-4f2a.js"></script></body></html>'
+    assert render_reason(tree(bundle)) == "an empty mount element (#app) and a script bundle"
+
+
+def test_a_page_with_its_text_needs_none():
+    for page in ("p/101/index.html", "index.html", "about/index.html"):
+        assert render_reason(tree((SITE / page).read_text()), blog_has_text=True) is None, page
+    # an empty div and a script beside the article are a widget's, not a shell
+    post = f'<html><body><article>{ARTICLE}</article><div id="comments"></div><script src="/c.js"></script></body></html>'
+    assert render_reason(tree(post), blog_has_text=True) is None
+
+
+def test_a_body_far_shorter_than_its_feed_entry_or_the_blogs_other_pages():
+    teaser = '<html><body><article><p>The first lines only.</p></article><script src="/app.js"></script></body></html>'
+    assert render_reason(tree(teaser)) is None
+    assert render_reason(tree(teaser), feed_text="x " * 600).startswith("its text (21 characters) is far shorter")
+    assert render_reason(tree(teaser), blog_has_text=True) == "no article text, where the blog's other pages have one"
+    # without a script, nothing a browser would run could add to it
+    assert render_reason(tree('<html><body><p>The first lines only.</p></body></html>'), blog_has_text=True) is None
+
+
+def test_hash_routes_are_pages_and_their_anchors_are_not():
+    assert normalize_url("http://Field-Notes.test/#/river-in-spring") == "http://field-notes.test/#/river-in-spring"
+    assert normalize_url("http://field-notes.test/#/river-in-spring?id=the-river") == "http://field-notes.test/#/river-in-spring"
+    assert normalize_url("http://field-notes.test/#/") == normalize_url("http://field-notes.test/#top") == "http://field-notes.test/"
+    assert url_key("http://field-notes.test/#/a") != url_key("http://field-notes.test/#/b")
+    assert routed("http://field-notes.test/notes/#/2024/river") == "http://field-notes.test/notes/2024/river"
+    assert listing_reason("http://field-notes.test/#/tags/river", "http://field-notes.test/") == "a listing URL (/tags/)"
+
+
+def test_render_is_a_source_setting():
+    assert parse_setting("render", "Never") == "never"
+    assert parse_setting("render", "default") is None
+    with pytest.raises(ValueError, match="one of auto, always, never"):
+        parse_setting("render", "sometimes")
+
+
+# -- crawls with the browser ---------------------------------------------------------------------
+
+def crawl(blog: str, host: str, db: Path, *options: str) -> tuple[subprocess.CompletedProcess, str]:
+    """``blogarchive crawl`` of a blog of tests/rendered (or tests/site): its output and its log."""
+    log = db.with_suffix(".log")
+    with StaticServer(RENDERED / blog if blog != "site" else SITE) as server:
+        proc = run_cli(*crawl_args(f"http://{host}/", db, {host: server.base}), "--log-file", str(log), *options)
+    return proc, log.read_text()
+
+
+@pytest.fixture(scope="module")
+def docsify(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("docsify") / "a.db"
+    crawl("docsify", DOCSIFY, db)
+    return db
+
+
+@pytest.fixture(scope="module")
+def spa(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("spa") / "a.db"
+    crawl("spa", SPA, db, "--memory-mb", "1100")  # a budget that holds a browser (docs/rendering.md)
+    return db
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_docsify_blog_is_archived_with_no_option_given(docsify):
+    posts = {p["url"]: p for p in rows(docsify, "select * from posts")}
+    want = {"river-in-spring": ("The river in spring", "2024-04-12"),
+            "weather-station": ("Rebuilding the weather station", "2024-02-03"),
+            "kitchen-birds": ("Birds from the kitchen window", "2023-12-20")}
+    # the sidebar exists only once rendered: its #/ routes are the posts, its heading anchors are not
+    assert set(posts) == {f"http://{DOCSIFY}/#/{slug}" for slug in want}
+    for slug, (title, day) in want.items():
+        post = posts[f"http://{DOCSIFY}/#/{slug}"]
+        markdown = (RENDERED / "docsify" / "posts" / f"{slug}.md").read_text()
+        assert post["title"] == title
+        assert post["published"].startswith(day)
+        last = markdown.strip().splitlines()[-1]
+        assert last in post["text"] and "Published" not in post["text"]
+    pages = rows(docsify, "select url, fetched_via from pages")
+    assert pages and all(p["fetched_via"].startswith("browser: ") for p in pages)
+    assert {p["fetched_via"] for p in pages} >= {"browser: a client-side renderer boots it (window.$docsify)"}
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_rendered_page_keeps_both_captures(docsify):
+    home = f"http://{DOCSIFY}/"
+    captures = {c["fetched_via"]: c for c in rows(docsify, "select * from captures where url = ?", (home,))}
+    assert set(captures) == {None, "browser"}  # the HTTP answer (the shell), and the HTML the browser rendered
+    bodies = {via: rows(docsify, "select size from capture_bodies where sha256 = ?", (c["sha256"],))[0]["size"]
+              for via, c in captures.items()}
+    assert bodies["browser"] > bodies[None] + 500
+    # a hash route is asked of the browser at once: over HTTP it is the home page's shell again
+    route = rows(docsify, "select * from captures where url = ?", (f"{home}#/kitchen-birds",))
+    assert [c["fetched_via"] for c in route] == ["browser"]
+    (page,) = rows(docsify, "select * from pages where url = ?", (f"{home}#/kitchen-birds",))
+    assert page["fetched_via"] == "browser: a hash route, which only the page's scripts show"
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_rendered_page_is_a_conversion_of_its_response_in_the_warc(docsify, tmp_path):
+    out = tmp_path / "a.warc.gz"
+    run_cli("export", "warc", "-o", str(out), "--db", str(docsify))
+    home, records = f"http://{DOCSIFY}/", {}
+    with out.open("rb") as f:
+        for record in ArchiveIterator(f):
+            if record.rec_headers.get_header("WARC-Target-URI") == home:
+                records[record.rec_type] = (record.rec_headers, record.content_stream().read())
+    assert set(records) == {"response", "request", "conversion"}
+    headers, body = records["conversion"]
+    assert headers.get_header("WARC-Refers-To") == records["response"][0].get_header("WARC-Record-ID")
+    assert b"Rebuilding the weather station" in body and b"Rebuilding the weather station" not in records["response"][1]
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_single_page_app_is_archived_with_no_option_given(spa):
+    posts = {p["url"]: p for p in rows(spa, "select * from posts")}
+    assert set(posts) == {f"http://{SPA}/posts/salt-marsh-survey/", f"http://{SPA}/posts/mending-the-dinghy/"}
+    post = posts[f"http://{SPA}/posts/mending-the-dinghy/"]
+    assert post["title"] == "Mending the dinghy"
+    assert post["published"] == "2024-03-02T16:00:00Z"
+    assert post["author"] == "Ines Marlowe"
+    assert "riveted it to the frames with copper nails" in post["text"]
+    reasons = {p["fetched_via"] for p in rows(spa, "select fetched_via from pages")}
+    assert reasons == {"browser: its <noscript> asks for JavaScript"}
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_the_browser_takes_its_share_of_the_memory_budget(docsify, spa):
+    # the default budget cannot hold one: the crawl says what it would need
+    assert "a crawl that renders wants --memory-mb 1080" in docsify.with_suffix(".log").read_text()
+    log = spa.with_suffix(".log").read_text()
+    assert "wants --memory-mb" not in log
+    workers, before = map(int, re.search(r"memory budget: 1100 MB, (\d+) extraction workers, (\d+) lanes", log).groups())
+    after = int(re.search(r"memory budget: a browser started, about 600 MB; (\d+) lanes", log).group(1))
+    assert (before, after) == (lanes(1100, workers), lanes(1100 - 600, workers))
+    assert before > after or before == 1
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_blog_that_needed_the_browser_gets_it_at_once_in_its_next_crawl(spa, tmp_path):
+    assert rows(spa, "select rendered from sources")[0]["rendered"] == "browser"
+    db = copy_archive(spa, tmp_path / "again.db")
+    proc, log = crawl("spa", SPA, db, "--full")
+    assert "posts 0 new, 0 updated, 2 unchanged" in proc.stdout
+    learned = "browser: the blog's pages needed it in its last crawl"
+    assert {p["fetched_via"] for p in rows(db, "select fetched_via from pages where url like '%/posts/%'")} == {learned}
+    assert "render/needed" not in log  # no page was asked over HTTP first and judged
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_static_blog_never_starts_a_browser(tmp_path):
+    proc, log = crawl("site", "example-notes.test", tmp_path / "a.db")
+    assert "posts 7 new" in proc.stdout
+    assert "render/" not in log and "playwright" not in log.lower()
+    assert {p["fetched_via"] for p in rows(tmp_path / "a.db", "select fetched_via from pages")} == {"http"}
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_render_always_renders_a_static_blog_to_the_same_posts(tmp_path):
+    proc, log = crawl("site", "example-notes.test", tmp_path / "a.db", "--render", "always")
+    assert "posts 7 new" in proc.stdout
+    titles = {p["title"] for p in rows(tmp_path / "a.db", "select title from posts")}
+    assert titles == {p["title"] for p in EXPECTED["posts"]}
+    assert {p["fetched_via"] for p in rows(tmp_path / "a.db", "select fetched_via from pages")} == {"browser: render=always"}
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_render_never_archives_the_shell_as_fetched(tmp_path):
+    proc, log = crawl("docsify", DOCSIFY, tmp_path / "a.db", "--render", "never")
+    assert "playwright" not in log.lower()
+    assert not rows(tmp_path / "a.db", "select * from posts")
+    assert {p["fetched_via"] for p in rows(tmp_path / "a.db", "select fetched_via from pages")} == {"http"}
+    assert rows(tmp_path / "a.db", "select render from sources")[0]["render"] == "never"  # the source keeps it
+
+
+def scrapy_crawl(db: Path, host: str, base: str, *settings: str) -> subprocess.CompletedProcess:
+    """``scrapy crawl blog`` of ``http://HOST/``, served from ``base``, with more Scrapy settings."""
+    command = [sys.executable, "-m", "scrapy", "crawl", "blog", "-a", f"url=http://{host}/", "-s", f"ARCHIVE_PATH={db}",
+               "-s", f'ARCHIVE_MAP_HOSTS={{"{host}": "{base}"}}', "-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=0",
+               "-s", "LOG_LEVEL=INFO"]
+    for setting in settings:
+        command += ["-s", setting]
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+class CountingHandler(QuietHandler):
+    asked: list[str] = []
+
+    def do_GET(self) -> None:
+        CountingHandler.asked.append(self.path)
+        super().do_GET()
+
+
+class TimedHandler(QuietHandler):
+    asked: list[tuple[float, str]] = []
+
+    def do_GET(self) -> None:
+        TimedHandler.asked.append((time.monotonic(), self.path))
+        super().do_GET()
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_rendered_page_reaches_no_host_but_its_blogs(tmp_path):
+    internal, site = tmp_path / "internal", tmp_path / "site"
+    internal.mkdir(), site.mkdir()
+    (internal / "secret.json").write_text('{"title": "Internal secret"}')
+    (internal / "x.js").write_text('document.title = "Internal script"')
+    with StaticServer(internal, CountingHandler) as other:
+        # the page's scripts ask an internal server that no one typed: for data, and for a script
+        (site / "index.html").write_text(
+            '<html><head><title>Shell</title></head><body><noscript>Please enable JavaScript.</noscript>'
+            f'<div id="app"></div><script src="{other.base}/x.js"></script>'
+            f'<script>fetch("{other.base}/secret.json").then(r => r.json()).then(d => {{'
+            'document.getElementById("app").innerHTML = "<article><h1>" + d.title + "</h1></article>"}).catch(() => 0)</script>'
+            '</body></html>')
+        db = tmp_path / "a.db"
+        with StaticServer(site) as server:
+            proc = scrapy_crawl(db, "shell.test", server.base)
+    assert CountingHandler.asked == []
+    assert "'render/aborted': 2" in proc.stderr
+    (page,) = rows(db, "select * from pages where url = 'http://shell.test/'")
+    assert page["fetched_via"] == "browser: its <noscript> asks for JavaScript"
+    assert not rows(db, "select * from posts")
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_page_that_never_settles_is_archived_as_fetched_with_an_error(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    # a client that polls ten times a second for ever: the page never falls quiet; its HTTP answer holds a post all the same
+    (site / "index.html").write_text(
+        '<html lang="en"><head><title>Always busy</title><meta property="og:type" content="article">'
+        '<meta property="article:published_time" content="2024-05-01T10:00:00+00:00">'
+        '<link rel="alternate" type="application/rss+xml" href="/feed.xml"></head><body>'
+        '<noscript>Please enable JavaScript for the comments.</noscript><div id="app"></div>'
+        '<article><h1>Always busy</h1><p>Short.</p></article>'
+        '<script>setInterval(() => fetch("/ping?" + Date.now()).catch(() => 0), 100)</script></body></html>')
+    db = tmp_path / "a.db"
+    with StaticServer(site, TimedHandler) as server:
+        scrapy_crawl(db, "busy.test", server.base, "ARCHIVE_RENDER_TIMEOUT=2", "DOWNLOAD_DELAY=0.5")
+    (page,) = rows(db, "select * from pages where url = 'http://busy.test/'")
+    assert page["fetched_via"].startswith("http: not rendered: ")
+    (error,) = rows(db, "select * from crawl_errors where kind = 'render'")
+    assert error["url"] == "http://busy.test/"
+    assert "not rendered" in error["message"] and "archived as its HTTP answer has it" in error["message"]
+    # the page's requests kept the host's delay (0.5 s, jittered by half), not the script's ten a second
+    pings = [when for when, path in TimedHandler.asked if path.startswith("/ping")]
+    assert len(pings) >= 2
+    assert (pings[-1] - pings[0]) / (len(pings) - 1) > 0.3
