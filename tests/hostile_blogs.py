@@ -144,21 +144,36 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return rss / 1024, pss / 1024
 
 
+def _command(pid: int) -> str:
+    """A process's command line, short: ``python -m crawler.extract.worker``."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read().decode(errors="replace").rstrip("\0").split("\0")
+    except OSError:
+        return f"pid {pid}"
+    return " ".join(os.path.basename(w) if i == 0 else w for i, w in enumerate(words[:3]))
+
+
 class PeakWatch:
     """``with PeakWatch(pid) as watch: ...``: the peaks, sampled every 20 ms, of the process tree's
     summed RSS (``peak_rss_mb``: a page shared by two processes counts twice) and summed PSS
-    (``peak_pss_mb``: the memory the tree holds, each shared page counted once)."""
+    (``peak_pss_mb``: the memory the tree holds, each shared page counted once); ``at_peak`` says
+    which processes held the RSS peak (what a failed budget assertion prints)."""
 
     def __init__(self, pid: int, interval: float = 0.02):
         self.pid, self.interval = pid, interval
         self.peak_rss_mb = self.peak_pss_mb = 0.0
+        self.at_peak = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            sizes = [memory_mb(pid) for pid in tree_pids(self.pid)]
-            self.peak_rss_mb = max(self.peak_rss_mb, sum(r for r, _ in sizes))
+            by_pid = {pid: memory_mb(pid) for pid in tree_pids(self.pid)}
+            sizes = by_pid.values()
+            if sum(r for r, _ in sizes) > self.peak_rss_mb:
+                self.peak_rss_mb = sum(r for r, _ in sizes)
+                self.at_peak = "; ".join(f"{_command(pid)} {rss:.0f} MB" for pid, (rss, _) in by_pid.items())
             self.peak_pss_mb = max(self.peak_pss_mb, sum(p for _, p in sizes))
             time.sleep(self.interval)
 

@@ -112,7 +112,8 @@ def test_the_whole_process_tree_stays_under_the_memory_budget(crawl):
     *_, watch = crawl
     # the blogarchive command, the crawl's process and its extraction worker, each page counted in
     # every process that maps it (the summed PSS, which counts it once, is lower still)
-    assert 0 < watch.peak_rss_mb < ARCHIVE_MEMORY_MB, f"peak RSS {watch.peak_rss_mb:.0f} MB, PSS {watch.peak_pss_mb:.0f} MB"
+    assert 0 < watch.peak_rss_mb < ARCHIVE_MEMORY_MB, (
+        f"peak RSS {watch.peak_rss_mb:.0f} MB, PSS {watch.peak_pss_mb:.0f} MB: {watch.at_peak}")
 
 
 def test_a_huge_post_in_gbk_behind_a_wrong_charset_is_archived_whole_and_readable(tmp_path):
