@@ -53,34 +53,56 @@ def page(title: str, head: str = "", links: list[str] = ()) -> bytes:
             f"<article><h1>{title}</h1><p>{TEXT}</p></article><ul>{items}</ul></body></html>").encode()
 
 
-def blogger_feed(conn, request: Request) -> None:
+def blogger_feed(gone: set[str]) -> Route:
     """The recorded feed, as Blogger answers a query: the entries updated since ``updated-min``, the
-    window ``start-index``, ``max-results``."""
-    query = parse_qs(urlsplit(request.path).query)
-    start, count = int(query.get("start-index", ["1"])[0]), int(query.get("max-results", ["25"])[0])
-    since = query.get("updated-min", [None])[0]
-    entries = [e for e in ENTRY.findall(BLOGGER_FEED)
-               if since is None or _date(re.search(rb"<updated>(.*?)</updated>", e).group(1).decode()) >= _date(since)]
-    head, tail = BLOGGER_FEED.split(b"<entry>", 1)[0], b"\n</feed>\n"
-    body = ENTRY.sub(b"", head).rstrip() + b"".join(entries[start - 1:start - 1 + count]) + tail
-    send(conn, 200, {"Content-Type": "application/atom+xml; charset=UTF-8", "Content-Length": str(len(body))}, body)
+    window ``start-index``, ``max-results``, ``openSearch:totalResults`` counting them; the posts
+    whose path is in ``gone`` deleted."""
+    def route(conn, request: Request) -> None:
+        query = parse_qs(urlsplit(request.path).query)
+        start, count = int(query.get("start-index", ["1"])[0]), int(query.get("max-results", ["25"])[0])
+        since = query.get("updated-min", [None])[0]
+        entries = [e for e in ENTRY.findall(BLOGGER_FEED) if _path(e) not in gone and (
+            since is None or _date(re.search(rb"<updated>(.*?)</updated>", e).group(1).decode()) >= _date(since))]
+        head = re.sub(rb"<openSearch:totalResults>\d+<", f"<openSearch:totalResults>{len(entries)}<".encode(),
+                      ENTRY.sub(b"", BLOGGER_FEED.split(b"<entry>", 1)[0]).rstrip())
+        body = head + b"".join(entries[start - 1:start - 1 + count]) + b"\n</feed>\n"
+        send(conn, 200, {"Content-Type": "application/atom+xml; charset=UTF-8", "Content-Length": str(len(body))}, body)
+    return route
 
 
-def ghost_posts(conn, request: Request) -> None:
+def _path(entry: bytes) -> str:
+    return urlsplit(re.search(rb'rel="alternate" type="text/html" href="([^"]+)"', entry).group(1).decode()).path
+
+
+def ghost_posts(gone: set[str]) -> Route:
     """The recorded posts, as Ghost answers a query: 401 without the key, those updated after the
-    ``filter``'s date, the page asked for."""
-    query = parse_qs(urlsplit(request.path).query)
-    if query.get("key") != [GHOST_KEY]:
-        send(conn, 401, {"Content-Type": "application/json; charset=utf-8", "Content-Length": str(len(GHOST_401))},
-             GHOST_401)
-        return
-    posts = GHOST_POSTS["posts"]
-    if match := re.fullmatch(r"updated_at:>'(.+)'", query.get("filter", [""])[0]):
-        posts = [p for p in posts if _date(p["updated_at"]) > _date(match.group(1))]
-    assert query["include"] == ["tags,authors"] and "title" in query["fields"][0]
-    data = {"posts": posts, "meta": {"pagination": {**GHOST_POSTS["meta"]["pagination"], "total": len(posts)}}}
-    body = json.dumps(data).replace(GHOST_RECORDED_AT, "http://ghost.test").encode()
-    send(conn, 200, {"Content-Type": "application/json; charset=utf-8", "Content-Length": str(len(body))}, body)
+    ``filter``'s date, the page asked for; the posts whose path is in ``gone`` deleted."""
+    def route(conn, request: Request) -> None:
+        query = parse_qs(urlsplit(request.path).query)
+        if query.get("key") != [GHOST_KEY]:
+            send(conn, 401, {"Content-Type": "application/json; charset=utf-8",
+                             "Content-Length": str(len(GHOST_401))}, GHOST_401)
+            return
+        posts = [p for p in GHOST_POSTS["posts"] if urlsplit(p["url"]).path not in gone]
+        if match := re.fullmatch(r"updated_at:>'(.+)'", query.get("filter", [""])[0]):
+            posts = [p for p in posts if _date(p["updated_at"]) > _date(match.group(1))]
+        limit, n = int(query["limit"][0]), int(query["page"][0]) if "page" in query else 1
+        fields = query["fields"][0].split(",")
+        shown = [{k: v for k, v in p.items() if k in fields or k in query.get("include", [""])[0].split(",")}
+                 for p in posts[(n - 1) * limit:n * limit]]
+        pages = {"page": n, "limit": limit, "pages": max(1, -(-len(posts) // limit)), "total": len(posts)}
+        body = json.dumps({"posts": shown, "meta": {"pagination": {**GHOST_POSTS["meta"]["pagination"], **pages}}})
+        body_bytes = body.replace(GHOST_RECORDED_AT, "http://ghost.test").encode()
+        send(conn, 200, {"Content-Type": "application/json; charset=utf-8",
+                         "Content-Length": str(len(body_bytes))}, body_bytes)
+    return route
+
+
+def post_page(title: str, head: str, path: str, gone: set[str]) -> Route:
+    """A post's page, 404 once its path is in ``gone``."""
+    def route(conn, request: Request) -> None:
+        (answer(404, b"not found") if path in gone else answer(body=page(title, head)))(conn, request)
+    return route
 
 
 def _date(value: str) -> datetime:
@@ -93,24 +115,26 @@ def _utc(value: str) -> str:
     return _date(value).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def blogger_routes() -> dict[str, Route]:
+def blogger_routes(gone: set[str]) -> dict[str, Route]:
+    """The blog: its home page, its feed, its posts' pages; the posts whose path is in ``gone`` deleted."""
     links = [m.decode() for m in re.findall(rb'rel="alternate" type="text/html" href="(http://blog\.jgc\.org/20[^"]+)"',
                                             BLOGGER_FEED)]
     titles = [t.decode() for t in re.findall(rb'<title type="text">(.*?)</title>', BLOGGER_FEED)[1:]]
     head = ("<meta content='blogger' name='generator'/>"
             "<link rel='alternate' type='application/atom+xml' href='http://blog.jgc.org/feeds/posts/default'/>")
     routes: dict[str, Route] = {"/": answer(body=page("John Graham-Cumming's blog", head, links)),
-                                "/feeds/posts/default": blogger_feed}
-    routes |= {urlsplit(u).path: answer(body=page(t)) for u, t in zip(links, titles, strict=True)}
+                                "/feeds/posts/default": blogger_feed(gone)}
+    routes |= {urlsplit(u).path: post_page(t, "", urlsplit(u).path, gone) for u, t in zip(links, titles, strict=True)}
     return routes
 
 
-def ghost_routes(head: str, *, dated: bool = False) -> dict[str, Route]:
-    """The site; ``dated``: its pages with the dates Ghost's head gives (``article:published_time``)."""
+def ghost_routes(head: str, gone: set[str] = frozenset(), *, dated: bool = False) -> dict[str, Route]:
+    """The site; ``dated``: its pages with the dates Ghost's head gives (``article:published_time``);
+    the posts whose path is in ``gone`` deleted."""
     links = [p["url"].replace(GHOST_RECORDED_AT, "http://ghost.test") for p in GHOST_POSTS["posts"]]
     routes: dict[str, Route] = {"/": answer(body=page("A Ghost site", GHOST_HEAD + head, links)),
-                                "/ghost/api/content/posts/": ghost_posts}
-    routes |= {urlsplit(u).path: answer(body=page(p["title"], _ghost_dates(p) if dated else ""))
+                                "/ghost/api/content/posts/": ghost_posts(gone)}
+    routes |= {urlsplit(u).path: post_page(p["title"], _ghost_dates(p) if dated else "", urlsplit(u).path, gone)
                for u, p in zip(links, GHOST_POSTS["posts"], strict=True)}
     return routes
 
@@ -136,24 +160,36 @@ def archived(db: Path) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def blogger(tmp_path_factory):
-    """A Blogger blog's first crawl and a run with nothing changed (the feed recorded from Blogger)."""
+    """A Blogger blog's first crawl, a run with nothing changed, a run after a post was deleted (the
+    feed recorded from Blogger)."""
     db = tmp_path_factory.mktemp("blogger") / "archive.db"
-    with FaultServer(blogger_routes()) as server:
+    gone: set[str] = set()
+    with FaultServer(blogger_routes(gone)) as server:
         first = crawl(server, "blog.jgc.org", db, "http://blog.jgc.org/")
         posts = archived(db)
         same = crawl(server, "blog.jgc.org", db)
-    return {"db": db, "first": first, "posts": posts, "same": same}
+        gone.add(_path(ENTRY.findall(BLOGGER_FEED)[-1]))
+        deleted = crawl(server, "blog.jgc.org", db)
+    return {"db": db, "first": first, "posts": posts, "same": same, "deleted": deleted, "gone": gone}
 
 
 @pytest.fixture(scope="module")
 def ghost(tmp_path_factory):
-    """A Ghost site's first crawl and a run with nothing changed (the API's answers recorded from Ghost)."""
+    """A Ghost site's first crawl, a run with nothing changed, a run after a post was deleted (the
+    API's answers recorded from Ghost)."""
     db = tmp_path_factory.mktemp("ghost") / "archive.db"
-    with FaultServer(ghost_routes(portal(GHOST_KEY))) as server:
+    gone: set[str] = set()
+    with FaultServer(ghost_routes(portal(GHOST_KEY), gone)) as server:
         first = crawl(server, "ghost.test", db, "http://ghost.test/")
         posts = archived(db)
         same = crawl(server, "ghost.test", db)
-    return {"db": db, "first": first, "posts": posts, "same": same}
+        gone.add(urlsplit(GHOST_POSTS["posts"][-1]["url"]).path)
+        deleted = crawl(server, "ghost.test", db)
+    return {"db": db, "first": first, "posts": posts, "same": same, "deleted": deleted, "gone": gone}
+
+
+def gone_posts(db: Path) -> set[str]:
+    return {urlsplit(r["url"]).path for r in rows(db, "select url from posts where gone_at is not null")}
 
 
 def test_blogger_every_listed_post_is_archived_with_the_feeds_title_dates_author_and_labels(blogger):
@@ -179,13 +215,20 @@ def test_blogger_every_listed_post_is_archived_with_the_feeds_title_dates_author
     assert not rows(blogger["db"], "select * from crawl_errors")
 
 
-def test_blogger_a_run_with_nothing_changed_asks_the_feed_for_what_changed_since(blogger):
+def test_blogger_a_run_with_nothing_changed_asks_the_feed_for_what_changed_since_and_the_count(blogger):
     """The feed recorded from a real Blogger, answered as Blogger answers ``updated-min``."""
     same = blogger["same"]
-    listing = [p for p in same if p.startswith("/feeds/posts/default?")]
-    assert len(listing) == 1 and "updated-min=2024-06-20T12:38:30Z" in listing[0], same
-    assert sum(same.values()) <= 4, same  # robots.txt, the home page, the listing
+    listing = sorted(p for p in same if p.startswith("/feeds/posts/default?"))
+    assert len(listing) == 2 and "updated-min=2024-06-20T12:38:30Z" in listing[1], same
+    assert "max-results=1" in listing[0]  # the count of all posts
+    assert sum(same.values()) <= 5, same  # robots.txt, the home page, the two listing requests
     assert not [p for p in same if p.startswith("/2024/")], same
+
+
+def test_blogger_a_deleted_post_is_seen_by_the_default_run(blogger):
+    """The feed recorded from a real Blogger, one of its posts deleted: the count does not add up."""
+    assert gone_posts(blogger["db"]) == blogger["gone"]
+    assert blogger["deleted"][next(iter(blogger["gone"]))] == 1  # fetched: 404
 
 
 def test_ghost_every_listed_post_is_archived_with_the_apis_title_dates_author_and_tags(ghost):
@@ -203,13 +246,20 @@ def test_ghost_every_listed_post_is_archived_with_the_apis_title_dates_author_an
     assert not rows(ghost["db"], "select * from crawl_errors")
 
 
-def test_ghost_a_run_with_nothing_changed_asks_the_api_for_what_changed_since(ghost):
+def test_ghost_a_run_with_nothing_changed_asks_the_api_for_what_changed_since_and_the_count(ghost):
     """The API's answers recorded from a real Ghost, filtered as Ghost filters ``updated_at``."""
     same = ghost["same"]
     api = [p for p in same if p.startswith("/ghost/api/content/posts/")]
-    assert len(api) == 1 and "filter=updated_at" in api[0], same
-    assert sum(same.values()) <= 4, same  # robots.txt, the home page, the listing
+    assert len(api) == 2 and any("filter=updated_at" in p for p in api), same
+    assert any("limit=1&" in p for p in api)  # the count of all posts
+    assert sum(same.values()) <= 5, same  # robots.txt, the home page, the two API requests
     assert not [p for p in same if p.rstrip("/").count("/") == 1 and p != "/" and "." not in p], same
+
+
+def test_ghost_a_deleted_post_is_seen_by_the_default_run(ghost):
+    """The API's answers recorded from a real Ghost, one of its posts deleted: the count does not add up."""
+    assert gone_posts(ghost["db"]) == ghost["gone"]
+    assert ghost["deleted"][next(iter(ghost["gone"]))] == 1  # fetched: 404
 
 
 @pytest.mark.parametrize("head", ["", sodo_search("0" * 26)], ids=["no key in the page", "the API answers 401"])

@@ -8,9 +8,10 @@ in it.
 - First run (nothing known): every page, the first alone, then the rest at once when the first
   was full.
 - Later runs: the posts updated since the latest change the archive holds (``updated-min``,
-  ``orderby=updated``): a run where nothing changed costs this one request. The feed says
-  nothing of a deleted post, so no known post is vouched unchanged: the revisit policy's due
-  posts are revisited as on any blog.
+  ``orderby=updated``), and the count of all posts (``openSearch:totalResults`` of a one-post
+  page). When the count is not the posts known plus the new ones, something left: every page of
+  the feed is listed and the known posts it lacks are ``absent``. A run where nothing changed
+  costs these two requests.
 """
 
 import re
@@ -39,14 +40,19 @@ class BloggerListing:
 
     def __init__(self, feed: str, own: Normalise, known: Known):
         self.feed, self.own, self.known = feed, own, known
-        self.asked: dict[str, int] = {}  # URL -> the start index it asks for
+        self.asked: dict[str, tuple[str, int]] = {}  # URL -> what it asks (posts, count, links), its start index
         self.answered: set[str] = set()
         self.entries: dict[str, dict[str, Any]] = {}
+        self.links: set[str] | None = None  # every post's URL, once listed
+        self.total: int | None = None
 
     def start(self) -> list[str]:
-        return [self._ask(1)]
+        if self.known.since is None:
+            return [self._ask("posts", 1)]
+        return [self._ask("posts", 1), self._ask("count", 1)]
 
     def read(self, url: str, status: int, headers: dict[str, str], body: bytes) -> list[str]:
+        what, start = self.asked[url]
         self.answered.add(url)
         if status not in (200, 304):
             raise Unavailable(f"{url} answered {status}")
@@ -54,34 +60,51 @@ class BloggerListing:
             feed = parse_feed(body, url)
         except ValueError as e:  # FeedError, or an entity bomb
             raise Unavailable(f"{url} is no feed: {e}") from e
-        for entry in feed["entries"]:
-            link = self.own(entry["url"] or "")
-            if link:
-                self.entries[link] = {**entry, "url": link, "evidence": EVIDENCE}
-        if len(feed["entries"]) < PER_PAGE:  # a page not full is the last
-            return []
         match = TOTAL.search(body[:8192])
-        if match is None:  # no count: the next page says whether it is the last
-            return [self._ask(self.asked[url] + PER_PAGE)]
-        if self.asked[url] != 1:
-            return []
-        return [self._ask(start) for start in range(1 + PER_PAGE, int(match.group(1)) + 1, PER_PAGE)]
+        total = int(match.group(1)) if match else None
+        if what == "count":
+            self.total = total
+            return self._next()
+        listed = [(entry, link) for entry in feed["entries"] if (link := self.own(entry["url"] or ""))]
+        if what == "posts":
+            self.entries.update((link, {**entry, "url": link, "evidence": EVIDENCE}) for entry, link in listed)
+        else:
+            self.links = (self.links or set()) | {link for _, link in listed}
+        more = []
+        if len(feed["entries"]) == PER_PAGE:  # a page not full is the last
+            if total is None:  # no count: the next page says whether it is the last
+                more = [self._ask(what, start + PER_PAGE)]
+            elif start == 1:
+                more = [self._ask(what, n) for n in range(1 + PER_PAGE, total + 1, PER_PAGE)]
+        return more + self._next()
 
     def done(self) -> bool:
         return self.answered == set(self.asked)
 
     def result(self) -> Listed:
-        return Listed(dict(self.entries))
+        absent = self.known.urls - self.links if self.links is not None else set()
+        # the count added up, or every URL was listed: the known posts not listed as changed did not change
+        unchanged = self.known.urls - set(self.entries) - absent if self.total is not None else set()
+        return Listed(dict(self.entries), absent, unchanged)
 
-    def _page(self, start: int) -> str:
-        params: dict[str, Any] = {"start-index": start, "max-results": PER_PAGE}
-        if self.known.since:
+    def _next(self) -> list[str]:
+        """Once the posts and the count are read: every post's URL when the count does not add up."""
+        if any(url not in self.answered for url, (what, _) in self.asked.items() if what in ("posts", "count")):
+            return []
+        if self.total is None or any(what == "links" for what, _ in self.asked.values()) \
+                or self.total == len(self.known.urls | set(self.entries)):
+            return []
+        return [self._ask("links", 1)]
+
+    def _url(self, what: str, start: int) -> str:
+        params: dict[str, Any] = {"start-index": start, "max-results": 1 if what == "count" else PER_PAGE}
+        if what == "posts" and self.known.since:
             # from a second before the latest change known: one made in that second is not missed
             since = datetime.fromisoformat(self.known.since.replace("Z", "+00:00")) - timedelta(seconds=1)
             params |= {"updated-min": since.strftime("%Y-%m-%dT%H:%M:%SZ"), "orderby": "updated"}
         return f"{self.feed}?{urlencode(params, safe=':')}"
 
-    def _ask(self, start: int) -> str:
-        url = self._page(start)
-        self.asked[url] = start
+    def _ask(self, what: str, start: int) -> str:
+        url = self._url(what, start)
+        self.asked[url] = (what, start)
         return url
