@@ -3,8 +3,9 @@
 No Blogger server can run here, nor a Ghost one: the listings' answers are responses recorded
 from real servers (``tests/platforms/README.md`` says whose, and what was kept), served on
 127.0.0.1 with the post pages they point at (minimal pages written here, with no date, author or
-tag of their own). A listing that cannot be read (no key in the page, 401) leaves the blog to
-its HTML, with no error.
+tag of their own), each query answered from them as the platform answers it. Each blog is
+crawled three times: first, with nothing changed, after a post was deleted. A listing that
+cannot be read (no key in the page, 401) leaves the blog to its HTML, with no error.
 """
 
 import json
