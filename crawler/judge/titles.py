@@ -38,7 +38,8 @@ MAX_TITLE = 300
 # How much one origin's word counts.
 WEIGHTS = {
     "feed": 1.2,
-    "WordPress REST API": 1.2,  # a platform's listing (crawler.discover.platforms): the post's own title field
+    # a platform's listing (crawler.discover.platforms): the post's own title field
+    "WordPress REST API": 1.2, "Ghost Content API": 1.2, "Blogger feed": 1.2,
     "listing link": 1.0,
     "og:title": 1.0,
     "JSON-LD headline": 1.0,
@@ -56,7 +57,8 @@ OTHER_WEIGHT = 0.7
 # The tags a site's templates fill from one field (its "SEO title") say the same thing
 # once: within a group, the strongest vote counts whole and the others by DAMP.
 GROUPS = {
-    "feed": "feed", "WordPress REST API": "feed", "listing link": "listing",
+    "feed": "feed", "WordPress REST API": "feed", "Ghost Content API": "feed", "Blogger feed": "feed",
+    "listing link": "listing",
     "<h1>": "heading", "article <h1>": "heading", "first <h1>": "heading", "article <h2>": "heading",
     "itemprop headline": "heading",
 }

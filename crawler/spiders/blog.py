@@ -46,7 +46,7 @@ from archive.tables.revisit import finish_source_crawl, get_host, in_future, sta
 
 from crawler.discover.feeds import FeedError, item_id, looks_like_feed, parse_feed
 from crawler.discover.incremental import load_plan, sitemap_lastmod
-from crawler.discover.platforms import api_resource, listing_for
+from crawler.discover.platforms import PLATFORM_ORIGINS, api_resource, listing_for
 from crawler.discover.platforms.listing import Listed, Unavailable
 from crawler.extract.article_media import page_images
 from crawler.extract.pool import ExtractionFailed, ExtractionPool
@@ -85,7 +85,7 @@ BASE_CHARS = 4096  # where a page's <base href> is looked for, as Scrapy's get_b
 LATE_ENTRY = "late_entry"  # meta: a post fetched again for a feed entry read after its extraction
 LISTING = "platform_listing"  # meta: a request of a platform's listing (crawler.discover.platforms)
 # Publish dates that carry their time; others (a visible date, <time> with a day only...) may lack it.
-TIMED_ORIGINS = {"feed", "JSON-LD datePublished", "article:published_time", "WordPress REST API"}
+TIMED_ORIGINS = {"feed", "JSON-LD datePublished", "article:published_time", *PLATFORM_ORIGINS}
 TIME_OF_DAY = re.compile(r"\d:\d\d")
 BODY_KINDS = ("too-large", "truncated")  # a body refused for what it is, not a host unreachable
 

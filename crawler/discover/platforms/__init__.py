@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING
 
 from parsel import Selector
 
-from crawler.discover.platforms import wordpress
+from crawler.discover.platforms import blogger, ghost, wordpress
 from crawler.discover.platforms.listing import Known, Listing, Normalise, known_posts
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
+
+# the origin of what each platform's listing says of a post (``provenance.origin``)
+PLATFORM_ORIGINS = (wordpress.EVIDENCE, ghost.EVIDENCE, blogger.EVIDENCE)
 
 
 def api_resource(url: str) -> bool:
@@ -26,7 +29,13 @@ def listing_for(db: "Database", source_id: int, headers: Mapping[str, str], sel:
                 own: Normalise, *, whole: bool) -> Listing | None:
     """The listing of the platform the home page (``headers``, ``sel`` read at ``base``) shows, if any:
     of every post when ``whole`` (a complete crawl), else of what changed since the archive's latest."""
-    root = wordpress.api_root(headers, sel, base)
-    if root is None:
-        return None
-    return wordpress.WordPressListing(root, own, Known() if whole else known_posts(db, source_id, wordpress.EVIDENCE))
+    def known(evidence: str) -> Known:
+        return Known() if whole else known_posts(db, source_id, evidence)
+
+    if root := wordpress.api_root(headers, sel, base):
+        return wordpress.WordPressListing(root, own, known(wordpress.EVIDENCE))
+    if api := ghost.content_api(sel, base):
+        return ghost.GhostListing(*api, own, known(ghost.EVIDENCE))
+    if feed := blogger.feed_url(sel, base):
+        return blogger.BloggerListing(feed, own, known(blogger.EVIDENCE))
+    return None
