@@ -118,6 +118,8 @@ FENCE_ATTRIBUTES = re.compile(r"^([ \t]*(?:`{3,}|~{3,})[ \t]*[\w+#.-]*)[ \t]*\{[
 # A time with its offset as pages and feeds print it: 2013-10-18 00:00:00 +0200, ...T10:20:00+08:00.
 PRINTED_OFFSET = re.compile(r"\d\d:\d\d(?::\d\d)?(?:\.\d+)?\s?([+-])(\d\d):?(\d\d)\b")
 CIPHERTEXT = re.compile(r"[A-Za-z0-9+/=]{200,}")
+# A client-side route (docsify's #/post, #!/post), without what follows its "?" (a place in the page).
+HASH_ROUTE = re.compile(r"^(!?/[^?/][^?]*)")
 DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MARKDOWN_EXTENSIONS = ["extra", "sane_lists"]
 BLOCKS = ("p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "table", "tr",
@@ -253,9 +255,12 @@ def shared_blog(name: str) -> Blog:
 
 
 def path_key(url_or_path: str) -> str:
-    """A URL's path as the truth writes it: decoded, ``index.html`` removed."""
-    path = unquote(urlsplit(url_or_path).path) or "/"
-    return path.removesuffix("index.html") or "/"
+    """A URL's path as the truth writes it: decoded, ``index.html`` removed; with its hash route
+    (``/#/post``, decoded, its ``?id=`` anchor dropped) where it has one, which is a page of its own."""
+    parts = urlsplit(url_or_path)
+    path = (unquote(parts.path) or "/").removesuffix("index.html") or "/"
+    route = HASH_ROUTE.match(unquote(parts.fragment))
+    return path + "#" + route[1] if route else path
 
 
 def title_key(title: str | None) -> str:

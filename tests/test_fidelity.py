@@ -50,6 +50,12 @@ def test_path_key_decodes_and_drops_index_html():
     assert path_key("http://h.test") == "/"
 
 
+def test_path_key_keeps_a_hash_route_but_not_an_anchor():
+    assert path_key("http://h.test/#/docs/jvm/%E7%B1%BB?id=top") == "/#/docs/jvm/类"
+    assert path_key("http://h.test/notes/#!/a") == "/notes/#!/a"
+    assert path_key("http://h.test/p/#section") == path_key("http://h.test/p/#/") == "/p/"
+
+
 def test_titles_fold_what_generators_render():
     assert title_key("Rock ‘n’ roll – “live”") == title_key("Rock 'n' roll -- \"live\"")
     assert title_key("ＡＢＣ  x") == title_key("ABC x")
