@@ -69,6 +69,10 @@ def test_hash_routes_are_pages_and_their_anchors_are_not():
     assert normalize_url("http://Field-Notes.test/#/river-in-spring") == "http://field-notes.test/#/river-in-spring"
     assert normalize_url("http://field-notes.test/#/river-in-spring?id=the-river") == "http://field-notes.test/#/river-in-spring"
     assert normalize_url("http://field-notes.test/#/") == normalize_url("http://field-notes.test/#top") == "http://field-notes.test/"
+    # a sidebar's relative link (./notes/a.md) is routed as #/./notes/a: the page #/notes/a
+    assert normalize_url("http://field-notes.test/#/./notes/a") == "http://field-notes.test/#/notes/a"
+    assert normalize_url("http://field-notes.test/#!/notes/../a") == "http://field-notes.test/#!/a"
+    assert normalize_url("http://field-notes.test/#/./") == "http://field-notes.test/"
     assert url_key("http://field-notes.test/#/a") != url_key("http://field-notes.test/#/b")
     assert routed("http://field-notes.test/notes/#/2024/river") == "http://field-notes.test/notes/2024/river"
     assert listing_reason("http://field-notes.test/#/tags/river", "http://field-notes.test/") == "a listing URL (/tags/)"
