@@ -472,13 +472,18 @@ def crawl(blog: Blog, db: Path, *, feeds: bool = True) -> subprocess.CompletedPr
     with StaticServer(blog.site, handler=QuietHandler if feeds else FeedlessHandler) as server:
         # their images' URLs only: many are on other hosts, which a test never asks the internet for
         return run_cli(*crawl_args(blog.start, db, {h: server.base for h in blog.hosts}), "--media", "metadata",
-                       "--log-file", str(db.with_suffix(".log")), check=False, timeout=CRAWL_TIMEOUT)
+                       "--log-file", str(log_file(db)), check=False, timeout=CRAWL_TIMEOUT)
+
+
+def log_file(db: Path) -> Path:
+    """The crawl's log beside its archive (``NAME.db.log``: a leftover ``NAME.db*`` goes with the archive)."""
+    return db.with_name(db.name + ".log")
 
 
 def browser_use(db: Path) -> tuple[int, int]:
     """How many browsers the crawl into ``db`` started (``render/started`` in the stats its log ends
     with) and how many of its pages the archive says came from one (``pages.fetched_via``)."""
-    log = db.with_suffix(".log")
+    log = log_file(db)
     started = BROWSER_STARTED.search(log.read_text(encoding="utf-8", errors="replace")) if log.is_file() else None
     if not db.is_file():
         return (int(started[1]) if started else 0), 0

@@ -260,7 +260,7 @@ def test_browser_use_reads_the_crawls_stats_and_the_pages_it_rendered(tmp_path: 
     with sqlite3.connect(db) as conn:
         conn.execute("create table pages (url text, fetched_via text)")
         conn.executemany("insert into pages values (?, ?)", [("a", "http"), ("b", "browser: why"), ("c", "browser: x")])
-    db.with_suffix(".log").write_text("... Dumping Scrapy stats:\n{'render/pages': 2,\n 'render/started': 1,\n}\n")
+    (tmp_path / "a.db.log").write_text("... Dumping Scrapy stats:\n{'render/pages': 2,\n 'render/started': 1,\n}\n")
     assert browser_use(db) == (1, 2)
 
 

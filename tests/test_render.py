@@ -51,6 +51,16 @@ def test_a_docsify_shell_and_a_javascript_app_need_a_browser():
 def test_a_page_with_its_text_needs_none():
     for page in ("p/101/index.html", "index.html", "about/index.html"):
         assert render_reason(tree((SITE / page).read_text()), blog_has_text=True) is None, page
+    # a short page (a 404) with a search box whose results go into an empty element: a widget's, not a shell
+    search = ('<html><body><h1>Page not found</h1><div class="search"><input type="text" id="search">'
+              '<div id="results"></div></div><script src="/assets/js/main.min.js"></script></body></html>')
+    assert render_reason(tree(search), blog_has_text=False) is None
+    search = search.replace('<input type="text" id="search">', '<div class="field"><input type="text"></div>')
+    assert render_reason(tree(search), blog_has_text=False) is None
+    # a single-page app mounts beside the site's header, whose search form does not make it a widget
+    app = ('<html><body><header><form><input name="q"></form></header><div id="app"></div>'
+           '<script src="/assets/index-4f2a.js"></script></body></html>')
+    assert render_reason(tree(app)) == "an empty mount element (#app) and a script bundle"
     # an empty div and a script beside the article are a widget's, not a shell
     post = f'<html><body><article>{ARTICLE}</article><div id="comments"></div><script src="/c.js"></script></body></html>'
     assert render_reason(tree(post), blog_has_text=True) is None
@@ -207,6 +217,32 @@ def test_a_static_blog_never_starts_a_browser(tmp_path):
     proc, log = crawl("site", "example-notes.test", tmp_path / "a.db")
     assert "posts 7 new" in proc.stdout
     assert "render/" not in log and "playwright" not in log.lower()
+    assert {p["fetched_via"] for p in rows(tmp_path / "a.db", "select fetched_via from pages")} == {"http"}
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_short_static_pages_with_a_script_and_a_search_box_start_no_browser(tmp_path):
+    # a tag's page of one post and a 404 page: short, with the theme's scripts and its search box's
+    # empty results element (as Hexo's and Jekyll's themes have them), on a blog whose posts have text
+    site = tmp_path / "site"
+    shutil.copytree(SITE, site)
+    search = ('<div class="modal"><div class="field"><input type="text" id="search-input"></div>'
+              '<div id="search-result"></div></div><script src="/assets/js/search.js"></script>')
+    for folder, body in (("tags/short", '<h1>Tag: short</h1><ul><li><a href="/p/101/">A post</a></li></ul>'),
+                         ("404", "<h1>Page not found</h1>")):
+        (site / folder).mkdir(parents=True)
+        (site / folder / "index.html").write_text(f"<html><body>{body}{search}</body></html>", encoding="utf-8")
+    home = site / "index.html"
+    home.write_text(home.read_text().replace("</body>", '<a href="/tags/short/">short</a> <a href="/404/">?</a></body>'))
+    log = tmp_path / "a.log"
+    with StaticServer(site) as server:
+        proc = run_cli(*crawl_args("http://example-notes.test/", tmp_path / "a.db", {"example-notes.test": server.base}),
+                       "--log-file", str(log))
+    assert "posts 7 new" in proc.stdout
+    assert {p["url"] for p in rows(tmp_path / "a.db", "select url from pages")} >= {
+        "http://example-notes.test/tags/short/", "http://example-notes.test/404/"}
+    assert "render/" not in log.read_text()
     assert {p["fetched_via"] for p in rows(tmp_path / "a.db", "select fetched_via from pages")} == {"http"}
 
 

@@ -620,8 +620,10 @@ class BlogSpider(Spider):
                                                       "archived as its HTTP answer has it")
         elif state.may_render():
             entry = state.entries.get(url_key(url))
+            # a listing by its URL (a tag's page of two posts) is short by nature, not for want of its scripts
+            listing = listing_reason(url, state.scope) is not None
             why = state.render_first(url) or render_reason(sel.root, feed_text=_entry_text(entry),
-                                                           blog_has_text=state.with_text >= LEARNED)
+                                                           blog_has_text=state.with_text >= LEARNED and not listing)
             if why:
                 self.crawler.stats.inc_value("render/needed")
                 yield self._render(state, response, why)
