@@ -233,12 +233,12 @@ def test_short_static_pages_with_a_script_and_a_search_box_start_no_browser(tmp_
                          ("404", "<h1>Page not found</h1>")):
         (site / folder).mkdir(parents=True)
         (site / folder / "index.html").write_text(f"<html><body>{body}{search}</body></html>", encoding="utf-8")
-    home = site / "index.html"
-    home.write_text(home.read_text().replace("</body>", '<a href="/tags/short/">short</a> <a href="/404/">?</a></body>'))
+    for post in (site / "p").glob("*/index.html"):  # read after the posts whose text the blog has
+        post.write_text(post.read_text().replace("</body>", '<a href="/tags/short/">short</a> <a href="/404/">?</a></body>'))
     log = tmp_path / "a.log"
     with StaticServer(site) as server:
         proc = run_cli(*crawl_args("http://example-notes.test/", tmp_path / "a.db", {"example-notes.test": server.base}),
-                       "--log-file", str(log))
+                       "--log-file", str(log), "--delay", "0.2")  # the posts' text known when the short pages come
     assert "posts 7 new" in proc.stdout
     assert {p["url"] for p in rows(tmp_path / "a.db", "select url from pages")} >= {
         "http://example-notes.test/tags/short/", "http://example-notes.test/404/"}
