@@ -224,12 +224,14 @@ def test_a_static_blog_never_starts_a_browser(tmp_path):
 @pytest.mark.slow
 def test_short_static_pages_with_a_script_and_a_search_box_start_no_browser(tmp_path):
     # a tag's page of one post and a 404 page: short, with the theme's scripts and its search box's
-    # empty results element (as Hexo's and Jekyll's themes have them), on a blog whose posts have text
+    # empty results element (as Hexo's and Jekyll's themes have them), on a blog whose posts have text;
+    # the tag's page asks for JavaScript in a <noscript>, as a comments widget does
     site = tmp_path / "site"
     shutil.copytree(SITE, site)
     search = ('<div class="modal"><div class="field"><input type="text" id="search-input"></div>'
               '<div id="search-result"></div></div><script src="/assets/js/search.js"></script>')
-    for folder, body in (("tags/short", '<h1>Tag: short</h1><ul><li><a href="/p/101/">A post</a></li></ul>'),
+    for folder, body in (("tags/short", '<h1>Tag: short</h1><ul><li><a href="/p/101/">A post</a></li></ul>'
+                                        "<noscript>Please enable JavaScript to view the comments.</noscript>"),
                          ("404", "<h1>Page not found</h1>")):
         (site / folder).mkdir(parents=True)
         (site / folder / "index.html").write_text(f"<html><body>{body}{search}</body></html>", encoding="utf-8")
