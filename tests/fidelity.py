@@ -747,6 +747,10 @@ How each column is measured (`tests/fidelity.py`):
 - **protected (marked / ciphertext)**: protected posts found, how many of them the archive marks
   `protected` ("—" when it has no such column), and how many keep a run of 200 or more
   base64/hex characters in their text.
+- **browsers started (pages rendered)**: how many browsers the crawl started (`render/started` in the stats of its
+  log) and how many of its pages the archive says a browser gave (`pages.fetched_via`). A static blog starts none:
+  bold where one did; a client-rendered blog (`"client_rendered": true` in its `blog.json`) may. The last row
+  says the most a static blog's crawl started.
 - Every measure averages over the posts found only and is rounded down; "—": not measured on that blog.
   Bold: below the threshold of issue 11 (recall and precision 1.00, no duplicates, title and date day
   0.99, author, tags and text 0.95). The last row is the worst of each column. The mismatches behind
