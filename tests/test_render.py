@@ -22,8 +22,9 @@ from warcio.archiveiterator import ArchiveIterator
 from archive.core.urls import normalize_url, url_key
 from archive.tables.sources import parse_setting
 
-from crawler.judge.pages import listing_reason, routed
+from crawler.judge.pages import PageEvidence, SectionStats, decide, listing_reason, routed
 from crawler.judge.render import render_reason
+from crawler.judge.titles import choose_title, title_candidates
 from crawler.memory import lanes
 
 RENDERED = ROOT / "tests" / "rendered"
@@ -86,6 +87,24 @@ def test_hash_routes_are_pages_and_their_anchors_are_not():
     assert url_key("http://field-notes.test/#/a") != url_key("http://field-notes.test/#/b")
     assert routed("http://field-notes.test/notes/#/2024/river") == "http://field-notes.test/notes/2024/river"
     assert listing_reason("http://field-notes.test/#/tags/river", "http://field-notes.test/") == "a listing URL (/tags/)"
+
+
+def test_a_hash_routes_one_article_is_a_post_without_a_date_or_a_feed():
+    # docsify's notes: no date, no feed, no og:type; the page a route shows holds one article
+    ev = PageEvidence(articles=1)
+    judged = decide("http://field-notes.test/#/notes/a", "http://field-notes.test/", ev, in_feed=False,
+                    dated_text=False, sections=SectionStats())
+    assert judged == ("post", "the one article of a hash route's page")
+    assert decide("http://field-notes.test/notes/a", "http://field-notes.test/", ev, in_feed=False,
+                  dated_text=False, sections=SectionStats())[0] == "page"
+
+
+def test_a_notes_title_is_its_first_heading_not_the_logo_in_main():
+    page = tree('<html><head><title>Field Notes</title></head><body><main><aside><h1><a href="/">Field Notes</a></h1>'
+                '</aside><article id="main"><h3>The river in spring</h3><p>Text.</p><h4>More</h4></article></main></body></html>')
+    assert ("The river in spring", "article <h3>-<h6>") in title_candidates(page)
+    assert not [c for c in title_candidates(page) if c[1] == "article <h1>"]
+    assert choose_title(title_candidates(page), site_parts=["Field Notes"]) == ("The river in spring", "article <h3>-<h6>")
 
 
 def test_render_is_a_source_setting():
