@@ -118,6 +118,10 @@ FENCE_ATTRIBUTES = re.compile(r"^([ \t]*(?:`{3,}|~{3,})[ \t]*[\w+#.-]*)[ \t]*\{[
 # A time with its offset as pages and feeds print it: 2013-10-18 00:00:00 +0200, ...T10:20:00+08:00.
 PRINTED_OFFSET = re.compile(r"\d\d:\d\d(?::\d\d)?(?:\.\d+)?\s?([+-])(\d\d):?(\d\d)\b")
 CIPHERTEXT = re.compile(r"[A-Za-z0-9+/=]{200,}")
+# A client-side route (docsify's #/post, #!/post), without what follows its "?" (a place in the page).
+HASH_ROUTE = re.compile(r"^(!?/[^?/][^?]*)")
+# The stat a crawl's log dumps when it started a browser (crawler/fetch/render.py).
+BROWSER_STARTED = re.compile(r"'render/started': (\d+)")
 DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MARKDOWN_EXTENSIONS = ["extra", "sane_lists"]
 BLOCKS = ("p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "table", "tr",
@@ -159,6 +163,7 @@ class Blog:
     shows_tags: bool
     tags_shown: int | None = None  # the pages show at most this many tags of a post
     generator: str = ""
+    client_rendered: bool = False  # its pages are shells its scripts fill: it needs a browser, a static blog never does
 
 
 # ---------------------------------------------------------------- the blogs
@@ -214,6 +219,7 @@ def corpus_blog(folder: Path) -> Blog:
         name=folder.name, origin="corpus", site=folder / "site", start=info["start"],
         hosts=list(info["internal_hosts"]), posts=posts, shows_author=bool(truth.get("shows_author")),
         shows_tags=bool(truth.get("shows_tags")), generator=info.get("generator", ""),
+        client_rendered=bool(info.get("client_rendered")),
     )
 
 
@@ -253,9 +259,12 @@ def shared_blog(name: str) -> Blog:
 
 
 def path_key(url_or_path: str) -> str:
-    """A URL's path as the truth writes it: decoded, ``index.html`` removed."""
-    path = unquote(urlsplit(url_or_path).path) or "/"
-    return path.removesuffix("index.html") or "/"
+    """A URL's path as the truth writes it: decoded, ``index.html`` removed; with its hash route
+    (``/#/post``, decoded, its ``?id=`` anchor dropped) where it has one, which is a page of its own."""
+    parts = urlsplit(url_or_path)
+    path = (unquote(parts.path) or "/").removesuffix("index.html") or "/"
+    route = HASH_ROUTE.match(unquote(parts.fragment))
+    return path + "#" + route[1] if route else path
 
 
 def title_key(title: str | None) -> str:
@@ -463,7 +472,27 @@ def crawl(blog: Blog, db: Path, *, feeds: bool = True) -> subprocess.CompletedPr
     with StaticServer(blog.site, handler=QuietHandler if feeds else FeedlessHandler) as server:
         # their images' URLs only: many are on other hosts, which a test never asks the internet for
         return run_cli(*crawl_args(blog.start, db, {h: server.base for h in blog.hosts}), "--media", "metadata",
-                       check=False, timeout=CRAWL_TIMEOUT)
+                       "--log-file", str(log_file(db)), check=False, timeout=CRAWL_TIMEOUT)
+
+
+def log_file(db: Path) -> Path:
+    """The crawl's log beside its archive (``NAME.db.log``: a leftover ``NAME.db*`` goes with the archive)."""
+    return db.with_name(db.name + ".log")
+
+
+def browser_use(db: Path) -> tuple[int, int]:
+    """How many browsers the crawl into ``db`` started (``render/started`` in the stats its log ends
+    with) and how many of its pages the archive says came from one (``pages.fetched_via``)."""
+    log = log_file(db)
+    started = BROWSER_STARTED.search(log.read_text(encoding="utf-8", errors="replace")) if log.is_file() else None
+    if not db.is_file():
+        return (int(started[1]) if started else 0), 0
+    conn = sqlite3.connect(db)
+    try:
+        rendered = conn.execute("select count(*) from pages where fetched_via like 'browser%'").fetchone()[0]
+    finally:
+        conn.close()
+    return (int(started[1]) if started else 0), rendered
 
 
 def archived_posts(db: Path) -> list[dict]:
@@ -534,7 +563,8 @@ def score(blog: Blog, rows: list[dict]) -> dict:
                 run = CIPHERTEXT.search(row["text"])[0]
                 mismatches.append(_mismatch(key, "ciphertext", "no ciphertext", f"{run[:60]}… ({len(run)} characters)"))
     result = {
-        "blog": blog.name, "origin": blog.origin, "posts": len(truth), "archived": len(rows),
+        "blog": blog.name, "origin": blog.origin, "client_rendered": blog.client_rendered,
+        "posts": len(truth), "archived": len(rows),
         "found": len(matched), "recall": len(reachable & set(matched)) / len(reachable) if reachable else 1.0,
         "precision": (len(rows) - sum(m["field"] == "extra" for m in mismatches)) / len(rows) if rows else 0.0,
         "duplicates": duplicates, "protected": protected, "ciphertext": ciphertext,
@@ -610,6 +640,7 @@ def score_blog(blog: Blog, workdir: Path, *, feeds: bool = True) -> dict:
     proc = crawl(blog, db, feeds=feeds)
     rows = archived_posts(db) if db.is_file() else []
     result = score(blog, rows)
+    result["browser"], result["rendered"] = browser_use(db)
     if proc.returncode != 0:
         result["crawl_error"] = f"exit {proc.returncode}: " + proc.stderr.strip()[-2000:]
     return result
@@ -623,7 +654,7 @@ COLUMNS = [  # (key, heading)
     ("duplicates", "duplicates"), ("title", "title exact"), ("date_day", "date day"),
     ("date_time", "date time"), ("author", "author"), ("tags", "tags F1"), ("text", "text F1"),
     ("trafilatura_text", "trafilatura text F1"),
-    ("protected", "protected (marked / ciphertext)"),
+    ("protected", "protected (marked / ciphertext)"), ("browser", "browsers started (pages rendered)"),
 ]
 
 
@@ -639,6 +670,11 @@ def _cell(result: dict, key: str) -> str:
             return f"— (— / {result['ciphertext']})"
         marked = "—" if result.get("protected_marked") is None else result["protected_marked"]
         return f"{result['protected']} ({marked} / {result['ciphertext']})" if result["protected"] else "0"
+    if key == "browser":
+        if value is None:
+            return "—"
+        cell = f"{value} ({result['rendered']})" if "rendered" in result else str(value)  # the minimum row: no pages
+        return f"**{cell}**" if value and not result.get("client_rendered") else cell
     if value is None:
         return "—"
     if isinstance(value, float):
@@ -654,6 +690,9 @@ def worst_row(results: list[dict]) -> dict:
         values = [r[key] for r in results if r.get(key) is not None]
         if key == "protected":
             row[key] = None
+        elif key == "browser":  # the most browsers a static blog's crawl started
+            row[key] = max((r[key] for r in results if r.get(key) is not None and not r.get("client_rendered")),
+                           default=None)
         elif key == "duplicates":
             row[key] = max(values, default=0)
         else:
@@ -708,6 +747,10 @@ How each column is measured (`tests/fidelity.py`):
 - **protected (marked / ciphertext)**: protected posts found, how many of them the archive marks
   `protected` ("—" when it has no such column), and how many keep a run of 200 or more
   base64/hex characters in their text.
+- **browsers started (pages rendered)**: how many browsers the crawl started (`render/started` in the stats of its
+  log) and how many of its pages the archive says a browser gave (`pages.fetched_via`). A static blog starts none:
+  bold where one did; a client-rendered blog (`"client_rendered": true` in its `blog.json`) may. The last row
+  says the most a static blog's crawl started.
 - Every measure averages over the posts found only and is rounded down; "—": not measured on that blog.
   Bold: below the threshold of issue 11 (recall and precision 1.00, no duplicates, title and date day
   0.99, author, tags and text 0.95). The last row is the worst of each column. The mismatches behind
@@ -777,6 +820,8 @@ def summary_line(result: dict) -> str:
     line = f"{result['blog']}: " + ", ".join(
         f"{k}={_two(result[k])}" if isinstance(result[k], float) else f"{k}={result[k]}"
         for k in FIELDS if result.get(k) is not None)
+    if result.get("browser") is not None:
+        line += f", browsers={result['browser']} ({result['rendered']} pages rendered)"
     if result.get("crawl_error"):
         line += " (crawl failed: " + result["crawl_error"].strip().splitlines()[-1][:200] + ")"
     return line
@@ -854,6 +899,8 @@ def failures(result: dict) -> list[str]:
               if result.get(k) is not None and result[k] < t]
     if result["duplicates"]:
         missed.append(f"{result['duplicates']} duplicates")
+    if result.get("browser") and not result.get("client_rendered"):
+        missed.append(f"a static blog whose crawl started {result['browser']} browser(s)")
     return missed
 
 

@@ -9,6 +9,7 @@ titles and the days (issue 33). The corpus's WordPress blog is crawled with its
 feeds too: its comment feeds must give no post, no title and no date (issue 33).
 """
 
+import sqlite3
 from collections import Counter
 from datetime import timezone
 from pathlib import Path
@@ -22,8 +23,10 @@ from fidelity import (
     archived_posts,
     bag_f1,
     blog_zone,
+    browser_use,
     ci_subset,
     day_matches,
+    failures,
     is_ciphertext,
     load_blog,
     minute_matches,
@@ -48,6 +51,12 @@ def test_path_key_decodes_and_drops_index_html():
     assert path_key("http://h.test/2016/05/%E5%86%85%E5%AD%98/index.html") == "/2016/05/内存/"
     assert path_key("/posts/a.html") == "/posts/a.html"
     assert path_key("http://h.test") == "/"
+
+
+def test_path_key_keeps_a_hash_route_but_not_an_anchor():
+    assert path_key("http://h.test/#/docs/jvm/%E7%B1%BB?id=top") == "/#/docs/jvm/类"
+    assert path_key("http://h.test/notes/#!/a") == "/notes/#!/a"
+    assert path_key("http://h.test/p/#section") == path_key("http://h.test/p/#/") == "/p/"
 
 
 def test_titles_fold_what_generators_render():
@@ -225,11 +234,34 @@ def test_report_has_a_row_per_blog_and_the_worst_of_each_column():
     assert [r.split(" | ")[0] for r in rows[:2]] == ["| a", "| b"]
     assert rows[2].startswith("| **minimum** (20")
     # trafilatura's text F1 on the same posts beside ours: not measured on these made-up blogs
-    assert rows[1].split(" | ")[5:] == ["**2**", "1.00", "1.00", "—", "—", "1.00", "**0.94**", "—", "2 (— / 1) |"]
-    assert rows[2].split(" | ")[5:] == ["**2**", "1.00", "1.00", "—", "—", "1.00", "**0.94**", "—", "— (— / 1) |"]
+    assert rows[1].split(" | ")[5:] == ["**2**", "1.00", "1.00", "—", "—", "1.00", "**0.94**", "—", "2 (— / 1)", "— |"]
+    assert rows[2].split(" | ")[5:] == ["**2**", "1.00", "1.00", "—", "—", "1.00", "**0.94**", "—", "— (— / 1)", "— |"]
     assert "single-page sets" not in table
     sets = ["| set | pages |", "|---|---:|", "| a set | 3 |"]
     assert "## Public single-page sets" in report([{**base, "blog": "a"}], sets=sets)
+
+
+def test_a_static_blog_that_started_a_browser_fails_and_a_client_rendered_one_may():
+    base = {"origin": "corpus", "posts": 3, "archived": 3, "recall": 1.0, "precision": 1.0, "duplicates": 0,
+            "protected": 0, "ciphertext": 0}
+    static = {**base, "blog": "static", "client_rendered": False, "browser": 1, "rendered": 2}
+    docsify = {**base, "blog": "docsify", "client_rendered": True, "browser": 1, "rendered": 8}
+    assert failures(static) == ["a static blog whose crawl started 1 browser(s)"]
+    assert failures(docsify) == [] == failures({**static, "browser": 0, "rendered": 0})
+    rows = [line for line in report([static, docsify]).splitlines() if line.startswith("| ")][1:]
+    assert [r.rsplit(" | ", 1)[1] for r in rows] == ["**1 (2)** |", "1 (8) |", "**1** |"]
+    minimum = next(line for line in report([docsify]).splitlines() if line.startswith("| **minimum**"))
+    assert minimum.endswith("| — |")  # no static blog to start one
+
+
+def test_browser_use_reads_the_crawls_stats_and_the_pages_it_rendered(tmp_path: Path):
+    db = tmp_path / "a.db"
+    assert browser_use(db) == (0, 0)
+    with sqlite3.connect(db) as conn:
+        conn.execute("create table pages (url text, fetched_via text)")
+        conn.executemany("insert into pages values (?, ?)", [("a", "http"), ("b", "browser: why"), ("c", "browser: x")])
+    (tmp_path / "a.db.log").write_text("... Dumping Scrapy stats:\n{'render/pages': 2,\n 'render/started': 1,\n}\n")
+    assert browser_use(db) == (1, 2)
 
 
 # ---------------------------------------------------------------- the corpus blogs CI crawls

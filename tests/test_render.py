@@ -22,8 +22,9 @@ from warcio.archiveiterator import ArchiveIterator
 from archive.core.urls import normalize_url, url_key
 from archive.tables.sources import parse_setting
 
-from crawler.judge.pages import listing_reason, routed
+from crawler.judge.pages import PageEvidence, SectionStats, decide, listing_reason, routed
 from crawler.judge.render import render_reason
+from crawler.judge.titles import choose_title, title_candidates
 from crawler.memory import lanes
 
 RENDERED = ROOT / "tests" / "rendered"
@@ -51,6 +52,16 @@ def test_a_docsify_shell_and_a_javascript_app_need_a_browser():
 def test_a_page_with_its_text_needs_none():
     for page in ("p/101/index.html", "index.html", "about/index.html"):
         assert render_reason(tree((SITE / page).read_text()), blog_has_text=True) is None, page
+    # a short page (a 404) with a search box whose results go into an empty element: a widget's, not a shell
+    search = ('<html><body><h1>Page not found</h1><div class="search"><input type="text" id="search">'
+              '<div id="results"></div></div><script src="/assets/js/main.min.js"></script></body></html>')
+    assert render_reason(tree(search), blog_has_text=False) is None
+    search = search.replace('<input type="text" id="search">', '<div class="field"><input type="text"></div>')
+    assert render_reason(tree(search), blog_has_text=False) is None
+    # a single-page app mounts beside the site's header, whose search form does not make it a widget
+    app = ('<html><body><header><form><input name="q"></form></header><div id="app"></div>'
+           '<script src="/assets/index-4f2a.js"></script></body></html>')
+    assert render_reason(tree(app)) == "an empty mount element (#app) and a script bundle"
     # an empty div and a script beside the article are a widget's, not a shell
     post = f'<html><body><article>{ARTICLE}</article><div id="comments"></div><script src="/c.js"></script></body></html>'
     assert render_reason(tree(post), blog_has_text=True) is None
@@ -69,9 +80,31 @@ def test_hash_routes_are_pages_and_their_anchors_are_not():
     assert normalize_url("http://Field-Notes.test/#/river-in-spring") == "http://field-notes.test/#/river-in-spring"
     assert normalize_url("http://field-notes.test/#/river-in-spring?id=the-river") == "http://field-notes.test/#/river-in-spring"
     assert normalize_url("http://field-notes.test/#/") == normalize_url("http://field-notes.test/#top") == "http://field-notes.test/"
+    # a sidebar's relative link (./notes/a.md) is routed as #/./notes/a: the page #/notes/a
+    assert normalize_url("http://field-notes.test/#/./notes/a") == "http://field-notes.test/#/notes/a"
+    assert normalize_url("http://field-notes.test/#!/notes/../a") == "http://field-notes.test/#!/a"
+    assert normalize_url("http://field-notes.test/#/./") == "http://field-notes.test/"
     assert url_key("http://field-notes.test/#/a") != url_key("http://field-notes.test/#/b")
     assert routed("http://field-notes.test/notes/#/2024/river") == "http://field-notes.test/notes/2024/river"
     assert listing_reason("http://field-notes.test/#/tags/river", "http://field-notes.test/") == "a listing URL (/tags/)"
+
+
+def test_a_hash_routes_one_article_is_a_post_without_a_date_or_a_feed():
+    # docsify's notes: no date, no feed, no og:type; the page a route shows holds one article
+    ev = PageEvidence(articles=1)
+    judged = decide("http://field-notes.test/#/notes/a", "http://field-notes.test/", ev, in_feed=False,
+                    dated_text=False, sections=SectionStats())
+    assert judged == ("post", "the one article of a hash route's page")
+    assert decide("http://field-notes.test/notes/a", "http://field-notes.test/", ev, in_feed=False,
+                  dated_text=False, sections=SectionStats())[0] == "page"
+
+
+def test_a_notes_title_is_its_first_heading_not_the_logo_in_main():
+    page = tree('<html><head><title>Field Notes</title></head><body><main><aside><h1><a href="/">Field Notes</a></h1>'
+                '</aside><article id="main"><h3>The river in spring</h3><p>Text.</p><h4>More</h4></article></main></body></html>')
+    assert ("The river in spring", "article <h3>-<h6>") in title_candidates(page)
+    assert not [c for c in title_candidates(page) if c[1] == "article <h1>"]
+    assert choose_title(title_candidates(page), site_parts=["Field Notes"]) == ("The river in spring", "article <h3>-<h6>")
 
 
 def test_render_is_a_source_setting():
@@ -203,6 +236,34 @@ def test_a_static_blog_never_starts_a_browser(tmp_path):
     proc, log = crawl("site", "example-notes.test", tmp_path / "a.db")
     assert "posts 7 new" in proc.stdout
     assert "render/" not in log and "playwright" not in log.lower()
+    assert {p["fetched_via"] for p in rows(tmp_path / "a.db", "select fetched_via from pages")} == {"http"}
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_short_static_pages_with_a_script_and_a_search_box_start_no_browser(tmp_path):
+    # a tag's page of one post and a 404 page: short, with the theme's scripts and its search box's
+    # empty results element (as Hexo's and Jekyll's themes have them), on a blog whose posts have text;
+    # the tag's page asks for JavaScript in a <noscript>, as a comments widget does
+    site = tmp_path / "site"
+    shutil.copytree(SITE, site)
+    search = ('<div class="modal"><div class="field"><input type="text" id="search-input"></div>'
+              '<div id="search-result"></div></div><script src="/assets/js/search.js"></script>')
+    for folder, body in (("tags/short", '<h1>Tag: short</h1><ul><li><a href="/p/101/">A post</a></li></ul>'
+                                        "<noscript>Please enable JavaScript to view the comments.</noscript>"),
+                         ("404", "<h1>Page not found</h1>")):
+        (site / folder).mkdir(parents=True)
+        (site / folder / "index.html").write_text(f"<html><body>{body}{search}</body></html>", encoding="utf-8")
+    for post in (site / "p").glob("*/index.html"):  # read after the posts whose text the blog has
+        post.write_text(post.read_text().replace("</body>", '<a href="/tags/short/">short</a> <a href="/404/">?</a></body>'))
+    log = tmp_path / "a.log"
+    with StaticServer(site) as server:
+        proc = run_cli(*crawl_args("http://example-notes.test/", tmp_path / "a.db", {"example-notes.test": server.base}),
+                       "--log-file", str(log), "--delay", "0.2")  # the posts' text known when the short pages come
+    assert "posts 7 new" in proc.stdout
+    assert {p["url"] for p in rows(tmp_path / "a.db", "select url from pages")} >= {
+        "http://example-notes.test/tags/short/", "http://example-notes.test/404/"}
+    assert "render/" not in log.read_text()
     assert {p["fetched_via"] for p in rows(tmp_path / "a.db", "select fetched_via from pages")} == {"http"}
 
 

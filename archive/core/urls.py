@@ -112,8 +112,16 @@ def normalize_url(url: str) -> str:
     parts = urlsplit(url)
     host = _netloc(parts.hostname or "", parts.port, parts.scheme)
     path = INDEX_FILE.sub("/", parts.path) or "/"
-    fragment = quote(unquote(route.group(1)), safe=FRAGMENT_SAFE) if route else ""
+    fragment = _route(route.group(1)) if route else ""
     return urlunsplit((parts.scheme, host, path, parts.query, fragment))
+
+
+def _route(route: str) -> str:
+    """A hash route percent-encoded, its dot segments resolved (docsify links ``./a.md`` as ``#/./a``,
+    the page ``#/a`` shows); "" when it resolves to the root."""
+    bang = "!" if route.startswith("!") else ""
+    path = urljoin("/", quote(unquote(route.removeprefix(bang)), safe=FRAGMENT_SAFE))
+    return bang + path if path != "/" else ""
 
 
 def _netloc(host: str, port: int | None, scheme: str) -> str:

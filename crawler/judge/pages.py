@@ -584,12 +584,17 @@ def decide(
     shape = url_shape(url, scope)
     if not evidence and sections.shapes.get(shape, 0) >= 2:
         evidence = [f"its URL shape {shape} holds {sections.shapes[shape]} feed entries"]
+    # a hash route is kept only where a client-rendered blog names its pages by them: one article there is
+    # one of its posts, which such a blog (docsify's notes) often leaves without a date or a feed
+    routed_article = HASH_ROUTE.search(url) is not None and ev.articles == 1
     if not evidence:
         if dated_text and (ev.articles <= 1 or listed):
             evidence = ["an article body with a publish date" + (", listed" if listed else "")]
+        elif routed_article:
+            evidence = ["the one article of a hash route's page"]
         else:
             return "page", "no post evidence (no feed entry, og:type, JSON-LD or dated article)"
-    if not (in_feed or dated_text or listed):
+    if not (in_feed or dated_text or listed or routed_article):
         return "page", "in no feed and no listing, and no date"
     minor = sections.minor_section(shape, listed=listed or in_feed)
     if minor:

@@ -19,6 +19,7 @@ SHELL_CHARS = 200  # a page with less text than this holds no article
 SHORT_SHARE = 0.3  # a page with less than this share of its feed entry's text lost the rest to its scripts
 FEED_CHARS = 500  # a feed entry shorter than this (a summary) says nothing of the page's length
 UNSEEN = {"script", "style", "noscript", "template", "head"}
+FIELDS = {"input", "select", "textarea"}  # a form's fields, whose widget may fill an empty element beside them
 
 
 def render_reason(root: etree._Element, *, feed_text: str | None = None, blog_has_text: bool = False) -> str | None:
@@ -64,9 +65,21 @@ def _texts(element: etree._Element) -> list[str]:
 
 
 def empty_mount(root: etree._Element) -> str | None:
-    """The id of an empty element with an id in the page's body, where a script mounts its app."""
+    """The id of an empty element with an id in the page's body, where a script mounts its app.
+
+    One beside a form's field (a search box's results) is the output of that widget, not a mount.
+    """
     body = root.find("body")
     for element in [] if body is None else body.iter("div", "main", "section", "article"):
-        if element.get("id") and len(element) == 0 and not (element.text or "").strip():
+        if element.get("id") and len(element) == 0 and not (element.text or "").strip() and not _beside_field(element):
             return element.get("id")
     return None
+
+
+def _beside_field(element: etree._Element) -> bool:
+    """Whether the element shares its parent (not the body, where an app's mount sits beside the
+    site's header and its search form) with a form's field, or with an element holding one."""
+    parent = element.getparent()
+    return parent is not None and parent.tag != "body" and any(
+        sibling is not element and isinstance(sibling.tag, str) and next(sibling.iter(*FIELDS), None) is not None
+        for sibling in parent)

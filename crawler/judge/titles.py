@@ -52,15 +52,17 @@ WEIGHTS = {
     "article <h1>": 1.0,
     "first <h1>": 0.9,
     "article <h2>": 0.5,
+    "article <h3>-<h6>": 0.5,
 }
 OTHER_WEIGHT = 0.7
+LOWER_HEADINGS = ("h3", "h4", "h5", "h6")
 # The tags a site's templates fill from one field (its "SEO title") say the same thing
 # once: within a group, the strongest vote counts whole and the others by DAMP.
 GROUPS = {
     "feed": "feed", "WordPress REST API": "feed", "Ghost Content API": "feed", "Blogger feed": "feed",
     "listing link": "listing",
     "<h1>": "heading", "article <h1>": "heading", "first <h1>": "heading", "article <h2>": "heading",
-    "itemprop headline": "heading",
+    "article <h3>-<h6>": "heading", "itemprop headline": "heading",
 }
 PARAMS = {
     "damp": 0.3,  # the weight of a group's further votes
@@ -299,7 +301,8 @@ def title_candidates(root: etree._Element) -> list[tuple[str, str]]:
     """Title candidates ``crawler.judge.metadata`` does not read, from an lxml HTML tree.
 
     The raw ``<title>``, ``itemprop=headline``, the first heading of the article
-    (``<h1>``, else ``<h2>``, inside ``<article>``, ``<main>`` or ``role=main``),
+    (``<h1>``, else ``<h2>``, else the first of the highest of ``<h3>``-``<h6>``, inside ``<article>``,
+    ``<main>`` or ``role=main``),
     the page's first ``<h1>``, and JSON-LD ``headline`` or ``name`` of the page's own node.
     """
     found: list[tuple[str, str]] = []
@@ -311,8 +314,8 @@ def title_candidates(root: etree._Element) -> list[tuple[str, str]]:
         if value:
             found.append((value, "itemprop headline"))
             break
-    for scope in _MAIN(root):
-        heads = scope.xpath(".//h1") or []
+    for scope in _MAIN(root):  # not a logo's <h1> (a link home), which a <main> holding the sidebar has
+        heads = [h for h in scope.xpath(".//h1") if not _HOME_LINK(h)]
         if heads and _heading(heads[0]):
             found.append((_heading(heads[0]), "article <h1>"))
             break
@@ -322,6 +325,12 @@ def title_candidates(root: etree._Element) -> list[tuple[str, str]]:
             if heads and _text(heads[0]):
                 found.append((_text(heads[0]), "article <h2>"))
                 break
+        else:  # notes that start at a lower level (docsify's "### ArrayList"): the first of the highest one
+            for scope in _MAIN(root):
+                heads = next((h for level in LOWER_HEADINGS if (h := scope.xpath(f".//{level}"))), [])
+                if heads and _text(heads[0]):
+                    found.append((_text(heads[0]), "article <h3>-<h6>"))
+                    break
     for h1 in _H1(root):  # the page's first <h1> that is not a logo (a link home)
         if _heading(h1) and not _HOME_LINK(h1):
             found.append((_heading(h1), "first <h1>"))

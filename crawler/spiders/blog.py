@@ -620,8 +620,14 @@ class BlogSpider(Spider):
                                                       "archived as its HTTP answer has it")
         elif state.may_render():
             entry = state.entries.get(url_key(url))
-            why = state.render_first(url) or render_reason(sel.root, feed_text=_entry_text(entry),
-                                                           blog_has_text=state.with_text >= LEARNED)
+            # a listing (a tag's page of two posts, an archive) of a blog whose home page is no shell is short
+            # by nature, not for want of its scripts
+            listing = listing_reason(url, state.scope)
+            why = state.render_first(url)
+            if not why and not (listing not in (None, HOME) and state.home_static):
+                why = render_reason(sel.root, feed_text=_entry_text(entry),
+                                    blog_has_text=state.with_text >= LEARNED and listing is None)
+            state.home_static = state.home_static or (listing == HOME and not why)
             if why:
                 self.crawler.stats.inc_value("render/needed")
                 yield self._render(state, response, why)

@@ -81,6 +81,7 @@ class SourceState:
     rendered_in_vain: int = 0  # pages rendered that had no more text than before
     with_text: int = 0  # posts whose HTTP answer held their text
     hash_routes: bool = False  # its rendered pages link to each other by #/route: each route a page
+    home_static: bool = False  # its home page's HTTP answer was no shell: its listings are not judged as ones
 
     def note_bad_url(self, text: str) -> None:
         self.bad_urls += 1
