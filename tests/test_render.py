@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 from conftest import EXPECTED, ROOT, SITE, QuietHandler, StaticServer, copy_archive, crawl_args, rows, run_cli
-from lxml import html
+from lxml import etree, html
 from warcio.archiveiterator import ArchiveIterator
 
 from archive.core.urls import normalize_url, url_key
 from archive.tables.sources import parse_setting
 
 from crawler.judge.pages import PageEvidence, SectionStats, decide, listing_reason, routed
-from crawler.judge.render import render_reason
+from crawler.judge.render import render_reason, visible_text
 from crawler.judge.titles import choose_title, title_candidates
 from crawler.memory import lanes
 
@@ -65,6 +65,18 @@ def test_a_page_with_its_text_needs_none():
     # an empty div and a script beside the article are a widget's, not a shell
     post = f'<html><body><article>{ARTICLE}</article><div id="comments"></div><script src="/c.js"></script></body></html>'
     assert render_reason(tree(post), blog_has_text=True) is None
+
+
+def test_a_page_nested_deeper_than_pythons_stack_is_judged():
+    # 50,000 nested elements (tests/test_faults.py serves such a page): before, the text was read
+    # by recursion, and the page was recorded as a bug (RecursionError)
+    root = etree.Element("html")
+    element = etree.SubElement(root, "body")
+    for _ in range(50_000):
+        element = etree.SubElement(element, "div")
+    element.text = "Deep."
+    assert visible_text(root) == "Deep."
+    assert render_reason(root, blog_has_text=True) is None  # no script: nothing a browser would add
 
 
 def test_a_body_far_shorter_than_its_feed_entry_or_the_blogs_other_pages():

@@ -49,19 +49,23 @@ def render_reason(root: etree._Element, *, feed_text: str | None = None, blog_ha
 
 
 def visible_text(root: etree._Element) -> str:
-    """The page's text as a reader without scripts sees it, its runs of white space made one."""
+    """The page's text as a reader without scripts sees it, its runs of white space made one.
+
+    Walked with a stack of its own, not recursed: a page may nest its elements deeper than
+    Python's stack allows."""
     body = root.find("body")
-    parts = [] if body is None else _texts(body)
+    parts: list[str] = []
+    stack: list[etree._Element | tuple[etree._Element]] = [] if body is None else [body]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):  # an element whose subtree is read: its tail follows
+            parts.append(item[0].tail or "")
+        elif isinstance(item.tag, str):  # not a comment
+            if item.tag not in UNSEEN:
+                parts.append(item.text or "")
+            for child in reversed(item):
+                stack += [(child,), child]
     return " ".join(" ".join(parts).split())
-
-
-def _texts(element: etree._Element) -> list[str]:
-    parts = [element.text or ""] if element.tag not in UNSEEN else []
-    for child in element:
-        if isinstance(child.tag, str):
-            parts += _texts(child)
-        parts.append(child.tail or "")
-    return parts
 
 
 def empty_mount(root: etree._Element) -> str | None:
