@@ -281,6 +281,31 @@ def test_short_static_pages_with_a_script_and_a_search_box_start_no_browser(tmp_
 
 @needs_chromium
 @pytest.mark.slow
+def test_a_short_page_no_feed_lists_starts_no_browser_whenever_it_comes(tmp_path):
+    # a static blog's near-empty page with the theme's script (a story of two lines, as Nikola's
+    # stories/ have them), which no feed lists, read after the posts whose text the blog has: its
+    # shortness is its own, not its scripts' (before, it was rendered whenever it came after two
+    # posts with text, and not when it came before them)
+    site = tmp_path / "site"
+    shutil.copytree(SITE, site)
+    (site / "stories").mkdir()
+    (site / "stories" / "note.html").write_text(
+        '<html><body><h1>A note</h1><p>Two lines.</p><script src="/assets/js/theme.js"></script></body></html>',
+        encoding="utf-8")
+    for post in (site / "p").glob("*/index.html"):
+        post.write_text(post.read_text().replace("</body>", '<a href="/stories/note.html">note</a></body>'))
+    log = tmp_path / "a.log"
+    with StaticServer(site) as server:
+        proc = run_cli(*crawl_args("http://example-notes.test/", tmp_path / "a.db", {"example-notes.test": server.base}),
+                       "--log-file", str(log), "--delay", "0.2")  # the posts' text known when the note comes
+    assert "posts 7 new" in proc.stdout
+    assert "http://example-notes.test/stories/note.html" in {p["url"] for p in rows(tmp_path / "a.db", "select url from pages")}
+    assert "render/" not in log.read_text()
+    assert {p["fetched_via"] for p in rows(tmp_path / "a.db", "select fetched_via from pages")} == {"http"}
+
+
+@needs_chromium
+@pytest.mark.slow
 def test_render_always_renders_a_static_blog_to_the_same_posts(tmp_path):
     proc, log = crawl("site", "example-notes.test", tmp_path / "a.db", "--render", "always")
     assert "posts 7 new" in proc.stdout

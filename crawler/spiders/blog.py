@@ -621,12 +621,12 @@ class BlogSpider(Spider):
         elif state.may_render():
             entry = state.entries.get(url_key(url))
             # a listing (a tag's page of two posts, an archive) of a blog whose home page is no shell is short
-            # by nature, not for want of its scripts
+            # by nature, not for want of its scripts; so is a page no feed lists as a post (a story, a stub)
             listing = listing_reason(url, state.scope)
             why = state.render_first(url)
             if not why and not (listing not in (None, HOME) and state.home_static):
                 why = render_reason(sel.root, feed_text=_entry_text(entry),
-                                    blog_has_text=state.with_text >= LEARNED and listing is None)
+                                    blog_has_text=state.with_text >= LEARNED and listing is None and entry is not None)
             state.home_static = state.home_static or (listing == HOME and not why)
             if why:
                 self.crawler.stats.inc_value("render/needed")
