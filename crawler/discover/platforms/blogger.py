@@ -22,7 +22,7 @@ from urllib.parse import urlencode, urljoin
 from parsel import Selector
 
 from crawler.discover.feeds import parse_feed
-from crawler.discover.platforms.listing import Known, Listed, Normalise, Unavailable
+from crawler.discover.platforms.listing import CountedListing, Known, Normalise, Unavailable
 
 EVIDENCE = "Blogger feed"
 PER_PAGE = 150  # the most Blogger gives in one page of a feed
@@ -35,24 +35,21 @@ def feed_url(sel: Selector, base: str) -> str | None:
     return urljoin(base, "/feeds/posts/default") if generator.strip().lower() == "blogger" else None
 
 
-class BloggerListing:
+class BloggerListing(CountedListing):
     """One run's listing of a Blogger blog's posts (``crawler.discover.platforms.listing.Listing``)."""
 
     def __init__(self, feed: str, own: Normalise, known: Known):
-        self.feed, self.own, self.known = feed, own, known
-        self.asked: dict[str, tuple[str, int]] = {}  # URL -> what it asks (posts, count, links), its start index
-        self.answered: set[str] = set()
-        self.entries: dict[str, dict[str, Any]] = {}
-        self.links: set[str] | None = None  # every post's URL, once listed
-        self.total: int | None = None
+        super().__init__(own, known)
+        self.feed = feed
+        self.starts: dict[str, int] = {}  # URL asked -> its start index
 
     def start(self) -> list[str]:
         if self.known.since is None:
-            return [self._ask("posts", 1)]
-        return [self._ask("posts", 1), self._ask("count", 1)]
+            return [self._ask_from("posts", 1)]
+        return [self._ask_from("posts", 1), self._ask_from("count", 1)]
 
     def read(self, url: str, status: int, headers: dict[str, str], body: bytes) -> list[str]:
-        what, start = self.asked[url]
+        what, start = self.asked[url], self.starts[url]
         self.answered.add(url)
         if status not in (200, 304):
             raise Unavailable(f"{url} answered {status}")
@@ -73,28 +70,10 @@ class BloggerListing:
         more = []
         if len(feed["entries"]) == PER_PAGE:  # a page not full is the last
             if total is None:  # no count: the next page says whether it is the last
-                more = [self._ask(what, start + PER_PAGE)]
+                more = [self._ask_from(what, start + PER_PAGE)]
             elif start == 1:
-                more = [self._ask(what, n) for n in range(1 + PER_PAGE, total + 1, PER_PAGE)]
+                more = [self._ask_from(what, n) for n in range(1 + PER_PAGE, total + 1, PER_PAGE)]
         return more + self._next()
-
-    def done(self) -> bool:
-        return self.answered == set(self.asked)
-
-    def result(self) -> Listed:
-        absent = self.known.urls - self.links if self.links is not None else set()
-        # the count added up, or every URL was listed: the known posts not listed as changed did not change
-        unchanged = self.known.urls - set(self.entries) - absent if self.total is not None else set()
-        return Listed(dict(self.entries), absent, unchanged)
-
-    def _next(self) -> list[str]:
-        """Once the posts and the count are read: every post's URL when the count does not add up."""
-        if any(url not in self.answered for url, (what, _) in self.asked.items() if what in ("posts", "count")):
-            return []
-        if self.total is None or any(what == "links" for what, _ in self.asked.values()) \
-                or self.total == len(self.known.urls | set(self.entries)):
-            return []
-        return [self._ask("links", 1)]
 
     def _url(self, what: str, start: int) -> str:
         params: dict[str, Any] = {"start-index": start, "max-results": 1 if what == "count" else PER_PAGE}
@@ -104,7 +83,12 @@ class BloggerListing:
             params |= {"updated-min": since.strftime("%Y-%m-%dT%H:%M:%SZ"), "orderby": "updated"}
         return f"{self.feed}?{urlencode(params, safe=':')}"
 
-    def _ask(self, what: str, start: int) -> str:
+    def _ask_from(self, what: str, start: int) -> str:
         url = self._url(what, start)
-        self.asked[url] = (what, start)
+        self.starts[url] = start
+        return self._ask(what, url)
+
+    def _first_links(self) -> str:
+        url = self._url("links", 1)
+        self.starts[url] = 1
         return url

@@ -24,7 +24,7 @@ from urllib.parse import urlencode, urljoin
 
 from parsel import Selector
 
-from crawler.discover.platforms.listing import Known, Listed, Normalise, Unavailable
+from crawler.discover.platforms.listing import CountedListing, Known, Normalise, Unavailable
 
 EVIDENCE = "Ghost Content API"
 PER_PAGE = 100
@@ -44,16 +44,12 @@ def content_api(sel: Selector, base: str) -> tuple[str, str] | None:
     return None
 
 
-class GhostListing:
+class GhostListing(CountedListing):
     """One run's listing of a Ghost site's posts (``crawler.discover.platforms.listing.Listing``)."""
 
     def __init__(self, api: str, key: str, own: Normalise, known: Known):
-        self.api, self.key, self.own, self.known = api, key, own, known
-        self.asked: dict[str, str] = {}  # URL -> what it asks: posts, count, links
-        self.answered: set[str] = set()
-        self.entries: dict[str, dict[str, Any]] = {}
-        self.links: set[str] | None = None  # every post's URL, once listed
-        self.total: int | None = None
+        super().__init__(own, known)
+        self.api, self.key = api, key
 
     def start(self) -> list[str]:
         if self.known.since is None:
@@ -85,23 +81,6 @@ class GhostListing:
                 more = [self._ask("links", self._links(n)) for n in range(2, pages + 1)]
         return more + self._next()
 
-    def done(self) -> bool:
-        return self.answered == set(self.asked)
-
-    def result(self) -> Listed:
-        absent = self.known.urls - self.links if self.links is not None else set()
-        # the count added up, or every URL was listed: the known posts not listed as changed did not change
-        unchanged = self.known.urls - set(self.entries) - absent if self.total is not None else set()
-        return Listed(dict(self.entries), absent, unchanged)
-
-    def _next(self) -> list[str]:
-        """Once the posts and the count are read: every post's URL when the count does not add up."""
-        if any(url not in self.answered for url, what in self.asked.items() if what in ("posts", "count")):
-            return []
-        if self.total is None or "links" in self.asked.values() or self.total == len(self.known.urls | set(self.entries)):
-            return []
-        return [self._ask("links", self._links(1))]
-
     def _posts(self, page: int) -> str:
         params: dict[str, Any] = {"limit": PER_PAGE, "page": page, "include": "tags,authors", "fields": FIELDS}
         if self.known.since:
@@ -116,9 +95,8 @@ class GhostListing:
     def _route(self, params: dict[str, Any]) -> str:
         return f"{self.api}posts/?{urlencode({'key': self.key, **params}, safe=',:')}"
 
-    def _ask(self, what: str, url: str) -> str:
-        self.asked[url] = what
-        return url
+    def _first_links(self) -> str:
+        return self._links(1)
 
 
 def _entry(post: dict[str, Any], url: str) -> dict[str, Any]:

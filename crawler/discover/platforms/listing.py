@@ -55,6 +55,47 @@ class Listing(Protocol):
     def result(self) -> Listed: ...
 
 
+class CountedListing:
+    """What a listing keeps that pages through a platform's posts and, on later runs, counts them:
+    the posts it listed, the count, and every post's URL once the count did not add up (then the
+    known posts missing from it are ``absent``). A platform's module says how to ask
+    (``start``, ``read``, ``_first_links``); the URLs it asks are kept by what they ask for:
+    ``posts``, ``count`` or ``links``."""
+
+    def __init__(self, own: Normalise, known: Known):
+        self.own, self.known = own, known
+        self.asked: dict[str, str] = {}  # URL -> what it asks: posts, count, links
+        self.answered: set[str] = set()
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.links: set[str] | None = None  # every post's URL, once listed
+        self.total: int | None = None
+
+    def done(self) -> bool:
+        return self.answered == set(self.asked)
+
+    def result(self) -> Listed:
+        absent = self.known.urls - self.links if self.links is not None else set()
+        # the count added up, or every URL was listed: the known posts not listed as changed did not change
+        unchanged = self.known.urls - set(self.entries) - absent if self.total is not None else set()
+        return Listed(dict(self.entries), absent, unchanged)
+
+    def _ask(self, what: str, url: str) -> str:
+        self.asked[url] = what
+        return url
+
+    def _next(self) -> list[str]:
+        """Once the posts and the count are read: every post's URL when the count does not add up."""
+        if any(url not in self.answered for url, what in self.asked.items() if what in ("posts", "count")):
+            return []
+        if self.total is None or "links" in self.asked.values() or self.total == len(self.known.urls | set(self.entries)):
+            return []
+        return [self._ask("links", self._first_links())]
+
+    def _first_links(self) -> str:
+        """The URL of the first page of every post's URL."""
+        raise NotImplementedError
+
+
 def known_posts(db: "Database", source_id: int, evidence: str) -> Known:
     """The source's live posts that ``evidence`` spoke of before, and the latest update it gave."""
     rows = list(db.query(

@@ -26,7 +26,7 @@ from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 from parsel import Selector
 
-from crawler.discover.platforms.listing import Known, Listed, Normalise, Unavailable
+from crawler.discover.platforms.listing import CountedListing, Known, Listed, Normalise, Unavailable
 
 EVIDENCE = "WordPress REST API"
 API_REL = "https://api.w.org/"
@@ -58,16 +58,14 @@ def route(root: str, path: str, params: dict[str, Any]) -> str:
     return f"{root.rstrip('/')}{path}?{query}"
 
 
-class WordPressListing:
-    """One run's listing of a WordPress blog's posts (``crawler.discover.platforms.listing.Listing``)."""
+class WordPressListing(CountedListing):
+    """One run's listing of a WordPress blog's posts (``crawler.discover.platforms.listing.Listing``);
+    besides posts, count and links, it asks for the names of categories, tags and users."""
 
     def __init__(self, root: str, own: Normalise, known: Known):
-        self.root, self.own, self.known = root, own, known
-        self.asked: dict[str, str] = {}  # URL -> what it asks: posts, count, links, categories, tags, users
-        self.answered: set[str] = set()
+        super().__init__(own, known)
+        self.root = root
         self.items: dict[int, dict[str, Any]] = {}
-        self.links: set[str] | None = None  # every post's link, once listed
-        self.total: int | None = None
         self.names: dict[str, dict[int, str]] = {route: {} for route in NAMES.values()}
         self.named = False
 
@@ -101,19 +99,9 @@ class WordPressListing:
                 more = [self._ask("links", self._links(n)) for n in range(2, (pages or 1) + 1)]
         return more + self._next()
 
-    def done(self) -> bool:
-        return self.answered == set(self.asked)
-
     def result(self) -> Listed:
-        entries = {}
-        for item in self.items.values():
-            url = self.own(item["link"])
-            if url:
-                entries[url] = self._entry(item, url)
-        absent = self.known.urls - self.links if self.links is not None else set()
-        # the count added up, or every link was listed: the known posts not listed as changed did not change
-        unchanged = self.known.urls - set(entries) - absent if self.total is not None else set()
-        return Listed(entries, absent, unchanged)
+        self.entries = {url: self._entry(item, url) for item in self.items.values() if (url := self.own(item["link"]))}
+        return super().result()
 
     def _posts(self, page: int) -> str:
         params: dict[str, Any] = {"per_page": PER_PAGE, "page": page, "_fields": POST_FIELDS}
@@ -125,10 +113,6 @@ class WordPressListing:
 
     def _links(self, page: int) -> str:
         return route(self.root, "/wp/v2/posts", {"per_page": PER_PAGE, "page": page, "_fields": "id,link"})
-
-    def _ask(self, what: str, url: str) -> str:
-        self.asked[url] = what
-        return url
 
     def _next(self) -> list[str]:
         """Once the posts and the count are read: every link when the count does not add up, and the names."""
