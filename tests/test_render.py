@@ -379,6 +379,29 @@ def test_a_rendered_page_reaches_no_host_but_its_blogs(tmp_path):
 
 @needs_chromium
 @pytest.mark.slow
+def test_a_rendered_page_asks_nothing_the_blogs_robots_txt_forbids(tmp_path):
+    # the page's scripts ask the blog for two JSON files; its robots.txt forbids one folder of them
+    site = tmp_path / "site"
+    for folder in ("open", "private"):
+        (site / folder).mkdir(parents=True)
+        (site / folder / "post.json").write_text(f'{{"title": "From {folder}"}}')
+    (site / "robots.txt").write_text("User-agent: *\nDisallow: /private/\n")
+    show = ('fetch("/{}/post.json").then(r => r.json()).then(d => {{document.getElementById("app").innerHTML += '
+            '"<article><h1>" + d.title + "</h1><p>" + "A paragraph long enough to be an article. ".repeat(20) + '
+            '"</p></article>"}}).catch(() => 0);')
+    (site / "index.html").write_text(
+        '<html><head><title>Shell</title></head><body><noscript>Please enable JavaScript.</noscript>'
+        f'<div id="app"></div><script>{show.format("private")}{show.format("open")}</script></body></html>')
+    CountingHandler.asked = []
+    with StaticServer(site, CountingHandler) as server:
+        proc = scrapy_crawl(tmp_path / "a.db", "shell.test", server.base)
+    assert "/open/post.json" in CountingHandler.asked  # the browser did ask the blog
+    assert "/private/post.json" not in CountingHandler.asked
+    assert "'render/robots': 1" in proc.stderr
+
+
+@needs_chromium
+@pytest.mark.slow
 def test_a_page_that_never_settles_is_archived_as_fetched_with_an_error(tmp_path):
     site = tmp_path / "site"
     site.mkdir()

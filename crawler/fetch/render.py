@@ -30,7 +30,7 @@ from scrapy.http import HtmlResponse
 from archive.core.urls import host_of
 
 from crawler.fetch.lease import LeasedDownloadHandler
-from crawler.fetch.safety import host_verdict, trusted_hosts
+from crawler.fetch.safety import RobotsPolicyMiddleware, host_verdict, trusted_hosts
 from crawler.memory import BROWSER_MB, rendering_mb
 from crawler.meta import HTTP_ANSWER, RENDER, RENDER_FAILED, RENDER_MAY
 
@@ -141,8 +141,12 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
             return False
         host = host_of(url) if url.startswith(("http://", "https://")) else ""
         allowed = bool(host) and host in trusted_hosts(self.crawler)
-        if allowed and not request.is_navigation_request():  # the page itself was paced as the crawl's request
-            allowed = await self._pace(urlsplit(url).hostname or "", request.frame.page)
+        if allowed and not request.is_navigation_request():  # the page itself was judged and paced as the crawl's
+            if self._robots_forbid(url):
+                self.crawler.stats.inc_value("render/robots")
+                allowed = False
+            else:
+                allowed = await self._pace(urlsplit(url).hostname or "", request.frame.page)
         if not allowed and host and request.resource_type in ASSETS:
             if host not in self.verdicts:
                 try:  # a reason to refuse it is a string; its public address, or None for a public literal
@@ -154,6 +158,12 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
             self.crawler.stats.inc_value("render/aborted")
             logger.debug("a rendered page's request aborted: %s", url)
         return not allowed
+
+    def _robots_forbid(self, url: str) -> bool:
+        """Whether the blog's robots.txt, as the crawl read it, forbids a rendered page's request."""
+        middlewares = self.crawler.engine.downloader.middleware.middlewares if self.crawler.engine else ()
+        robots = next((m for m in middlewares if isinstance(m, RobotsPolicyMiddleware)), None)
+        return robots is not None and robots.forbids(url)
 
     async def _pace(self, hostname: str, page: Any) -> bool:
         """Wait as a request of the crawl's to the host waits: its download slot's delay since the last

@@ -165,6 +165,18 @@ class RobotsPolicyMiddleware(RobotsTxtMiddleware):
             return  # judged by its own host's robots.txt before --map-host sent it elsewhere
         await super().process_request(request)
 
+    def forbids(self, url: str) -> bool:
+        """Whether the robots.txt read for ``url``'s host forbids it: for a request that is not the
+        crawl's own (a rendered page's), to the blog's host or to the mirror that stands for it
+        (``--map-host``). False while no robots.txt of that host is read."""
+        host_map = self.crawler.settings.getdict("ARCHIVE_MAP_HOSTS")
+        netloc = next((host.lower() for host, base in host_map.items() if host_of(base) == host_of(url)),
+                      urlsplit(url).netloc.lower())
+        parser = self._parsers.get(netloc)
+        if parser is None or not hasattr(parser, "allowed"):  # none, or still being read (a Deferred)
+            return False
+        return not parser.allowed(url, self._robotstxt_useragent or self._default_useragent)
+
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         if response.status >= 500:
             self.unreachable[netloc] = f"HTTP {response.status}"
