@@ -46,8 +46,8 @@ demo: install
 	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(notdir $(DEMO_DB))) (Ctrl-C to stop)"
 	$(BIN)/blogarchive serve --db $(DEMO_DB) --port $(PORT)
 
-# pytest-xdist workers: 0 runs the suite in one process, as CI does. On two cores four workers were no
-# faster than one process (their crawls and extraction workers contend for the cores, docs/benchmarks.md);
+# pytest-xdist workers: 0 runs the suite in one process, as CI does. On a quiet two-core machine two
+# workers were 1.7 times faster (892 s against 1,524 s), four no faster than one process (docs/benchmarks.md);
 # tests/conftest.py keeps the tests of one module-scoped fixture on one worker
 TEST_WORKERS ?= 0
 
