@@ -142,7 +142,7 @@ class ConditionalMiddleware:
             return cached
         sha = body_sha256(response.body)
         if "playwright" in response.flags:  # rendered: a capture beside its HTTP answer's, which keeps its validators
-            self.store.write(save_capture, url=response.url, status=response.status, headers=_headers(response),
+            self.store.write(save_capture, url=response.url, status=response.status, headers=response_headers(response),
                              body=response.body, source_id=request.meta.get("source_id"),
                              run_id=self.crawler.stats.get_value("archive/run_id"), sha=sha, fetched_via="browser",
                              held=len(response.body))
@@ -151,7 +151,7 @@ class ConditionalMiddleware:
             save_capture,
             url=response.url,
             status=response.status,
-            headers=_headers(response),
+            headers=response_headers(response),
             body=response.body,
             source_id=request.meta.get("source_id"),
             run_id=self.crawler.stats.get_value("archive/run_id"),
@@ -246,7 +246,8 @@ def _header(response: Response, name: str) -> str | None:
     return value.decode("latin-1") if value else None
 
 
-def _headers(response: Response) -> dict[str, str]:
+def response_headers(response: Response) -> dict[str, str]:
+    """The response's headers by lower-case name, repeated ones joined."""
     return {
         k.decode("latin-1").lower(): b", ".join(v).decode("latin-1")
         for k, v in response.headers.items()

@@ -51,6 +51,7 @@ from crawler.discover.platforms.listing import Listed, Unavailable
 from crawler.extract.article_media import page_images
 from crawler.extract.pool import ExtractionFailed, ExtractionPool
 from crawler.extract.post_page import PostPage
+from crawler.fetch.conditional import response_headers
 from crawler.fetch.hostdown import HostDown
 from crawler.fetch.media_ledger import POSTS, MediaRefused, ledger_for
 from crawler.fetch.middlewares import NETWORK_FAILURES, TooLarge, network_kind
@@ -360,7 +361,7 @@ class BlogSpider(Spider):
         feeds = state.feeds = _declared_feeds(base, state, sel)
         yield SourceUpdate(state.id, kind="home", feeds=feeds)
         # every post when resuming too: the run cut short may have archived a later change than one it left
-        state.listing = listing_for(self.store.db, state.id, _headers(response), sel, base, state.own,
+        state.listing = listing_for(self.store.db, state.id, response_headers(response), sel, base, state.own,
                                     whole=not state.plan or state.plan.complete or state.plan.resume)
         if state.listing is not None:  # the platform's listing, and the feeds and sitemaps only if it fails
             state.home = state.own(response.url)
@@ -382,7 +383,7 @@ class BlogSpider(Spider):
         listing = state.listing
         if listing is not None:  # None: it failed already, and the blog is read as any other
             try:
-                more = listing.read(response.meta[LISTING], response.status, _headers(response), response.body)
+                more = listing.read(response.meta[LISTING], response.status, response_headers(response), response.body)
             except Unavailable as e:
                 self.logger.info("%s: read from its pages instead", e)
                 yield from self._listing_failed(state)
@@ -880,11 +881,6 @@ def _decoded(response: TextResponse) -> TextResponse:
     if codecs.lookup(encoding).name != codecs.lookup(response.encoding).name:
         return response.replace(encoding=encoding)
     return response
-
-
-def _headers(response: Response) -> dict[str, str]:
-    """The response's headers by lower-case name, repeated ones joined."""
-    return {k.decode("latin-1").lower(): b", ".join(v).decode("latin-1") for k, v in response.headers.items()}
 
 
 def _content_type(response: Response) -> str:
