@@ -142,9 +142,10 @@ class SourcePlan:
         if before is None or post is None:
             return False
         old = before.get(url)
-        if old is not None and entry_hash(entry) != entry_hash(old):
+        differs = entry_hash(entry) != entry_hash(old)
+        if old is not None and differs:
             self.changed_entries.add(url)
-        return not entry.get("updated") or entry_hash(entry) != entry_hash(old)
+        return not entry.get("updated") or differs
 
     def content_edited(self, url: str, entry: dict[str, Any], before: dict[str, dict[str, Any]] | None) -> bool:
         """The known post's full-content entry holds other content than the feed's previous version did."""
