@@ -55,7 +55,7 @@ class Redis:
 
 
 class Node:
-    """A Scrapyd node on a free port with the project deployed to it."""
+    """A Scrapyd node on a free port with the project deployed to it, that can be killed and started again."""
 
     def __init__(self, home: Path, project: Path):
         self.home = home
@@ -65,7 +65,15 @@ class Node:
         (home / "scrapyd.conf").write_text(
             f"[scrapyd]\nbind_address = 127.0.0.1\nhttp_port = {self.port}\neggs_dir = {home}/eggs\n"
             f"logs_dir = {home}/logs\ndbs_dir = {home}/dbs\nitems_dir =\npoll_interval = 0.5\n")
-        self.proc = subprocess.Popen([str(BIN / "scrapyd")], cwd=home, stdout=subprocess.DEVNULL,
+        self.start()
+        config = (project / "scrapy.cfg.in").read_text().replace("http://127.0.0.1:6800/", self.url + "/")
+        (project / "scrapy.cfg").write_text(config)
+        deploy = subprocess.run([str(BIN / "scrapyd-deploy")], cwd=project, capture_output=True, text=True, timeout=120)
+        assert deploy.returncode == 0, deploy.stderr
+
+    def start(self) -> None:
+        """Start scrapyd on the node's port (the project deployed before is in its eggs folder)."""
+        self.proc = subprocess.Popen([str(BIN / "scrapyd")], cwd=self.home, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 30
         while True:
@@ -75,10 +83,10 @@ class Node:
             except OSError:
                 assert self.proc.poll() is None and time.monotonic() < deadline, "scrapyd did not start"
                 time.sleep(0.2)
-        config = (project / "scrapy.cfg.in").read_text().replace("http://127.0.0.1:6800/", self.url + "/")
-        (project / "scrapy.cfg").write_text(config)
-        deploy = subprocess.run([str(BIN / "scrapyd-deploy")], cwd=project, capture_output=True, text=True, timeout=120)
-        assert deploy.returncode == 0, deploy.stderr
+
+    def finished(self) -> int:
+        """How many jobs this node has finished."""
+        return len(get_json(self.url + "/listjobs.json?project=blogarchive")["finished"])
 
     def jobs(self) -> list[int]:
         """The pids of the crawl processes this node runs."""
@@ -91,6 +99,11 @@ class Node:
             subprocess.run(["kill", "-9", str(pid)])
         self.proc.kill()
         self.proc.wait()
+
+    def restart(self) -> None:
+        """A killed node started again, without the jobs it had queued."""
+        shutil.rmtree(self.home / "dbs", ignore_errors=True)
+        self.start()
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -108,20 +121,35 @@ def project(tmp_path_factory) -> Path:
     return project
 
 
-@pytest.fixture
-def cluster(tmp_path, project):
-    """A redis-server and two Scrapyd nodes; the configuration file that names them, and first a node
-    that cannot be reached (nothing listens on its port): its jobs go to the others."""
-    redis = Redis(tmp_path)
+@pytest.fixture(scope="module")
+def engines(tmp_path_factory, project):
+    """A redis-server and two Scrapyd nodes, started and deployed to once for the module's tests."""
+    home = tmp_path_factory.mktemp("cluster")
+    redis = Redis(home)
     redis.start()
-    nodes = [Node(tmp_path / f"node{n}", project) for n in (1, 2)]
-    urls = [f"http://127.0.0.1:{free_port()}"] + [n.url for n in nodes]
-    config = tmp_path / "cluster.toml"
-    config.write_text(f'redis = "{redis.url}"\nnodes = {json.dumps(urls)}\nlease = 20\nstart = 40\n')
-    yield config, redis, nodes
+    nodes = [Node(home / f"node{n}", project) for n in (1, 2)]
+    yield redis, nodes
     for node in nodes:
         node.stop()
     redis.stop()
+
+
+@pytest.fixture
+def cluster(tmp_path, engines):
+    """The module's redis-server and two Scrapyd nodes, running again if a test before stopped or killed
+    them; the configuration file that names them, and first a node that cannot be reached (nothing
+    listens on its port): its jobs go to the others. Leases are short, so that a test whose job died
+    or stalled waits seconds for its host to go to another job."""
+    redis, nodes = engines
+    if redis.proc is None:
+        redis.start()
+    for node in nodes:
+        if node.proc.poll() is not None:
+            node.restart()
+    urls = [f"http://127.0.0.1:{free_port()}"] + [n.url for n in nodes]
+    config = tmp_path / "cluster.toml"
+    config.write_text(f'redis = "{redis.url}"\nnodes = {json.dumps(urls)}\nlease = 8\nstart = 20\n')
+    return config, redis, nodes
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +179,7 @@ def one_job_at_a_time(servers: list[RouteServer]) -> dict[int, int]:
 def test_two_nodes_archive_what_one_process_archives(cluster, one_process, tmp_path):
     config, _, nodes = cluster
     db = tmp_path / "archive.db"
+    finished = [node.finished() for node in nodes]
     with six_blog_servers() as (urls, options, servers):
         proc = run_cli("crawl", *urls, *options, "--delay", "0", "--db", str(db), "--cluster", str(config))
     assert set(one_job_at_a_time(servers).values()) == {1}  # one job per host, and it ran once
@@ -159,7 +188,9 @@ def test_two_nodes_archive_what_one_process_archives(cluster, one_process, tmp_p
     for table in one:
         assert two[table] == one[table], table
     assert [r["status"] for r in rows(db, "select status from crawl_runs")] == ["finished"]
-    assert all(get_json(n.url + "/listjobs.json?project=blogarchive")["finished"] for n in nodes)  # both worked
+    done = [node.finished() - before for node, before in zip(nodes, finished)]
+    assert all(done)  # both worked
+    assert sum(done) == len(servers)  # each host's job ran once: none was turned away by a node running another
 
 
 @pytest.mark.slow

@@ -3,7 +3,9 @@
 - ``LockPipeline`` (first to open) holds the archive's crawl lock for the
   whole crawl, or checks the one ``blogarchive crawl`` passed down through
   ``ARCHIVE_LOCK_FD``, and marks runs left ``running`` by a dead crawl as
-  interrupted.
+  interrupted. A cluster job takes no lock: it writes a plan of its own, and
+  the coordinator holds the archive's lock; a lock in the node's folder would
+  let one job at a time run on the node.
 - ``ProcessedMiddleware`` yields a ``Processed`` item after the last item of
   every callback, so a resumed run knows which bodies were fully archived
   (the store pipeline, ``crawler.store.pipelines``, notes them).
@@ -35,19 +37,23 @@ logger = logging.getLogger(__name__)
 
 
 class LockPipeline:
-    def __init__(self, path: str, fd: int | None, *, run_given: bool = False):
+    def __init__(self, path: str, fd: int | None, *, run_given: bool = False, cluster_job: bool = False):
         self.path = path
         self.fd = fd
         self.owned = False
         self.run_given = run_given  # blogarchive opened the run, after closing the stale ones
+        self.cluster_job = cluster_job  # its archive is its own plan; the coordinator holds the lock
 
     @classmethod
     def from_crawler(cls, crawler: "Crawler") -> "LockPipeline":
         fd = crawler.settings.get("ARCHIVE_LOCK_FD")
         return cls(crawler.settings.get("ARCHIVE_PATH"), int(fd) if fd not in (None, "") else None,
-                   run_given=bool(crawler.settings.getint("ARCHIVE_RUN_ID")))
+                   run_given=bool(crawler.settings.getint("ARCHIVE_RUN_ID")),
+                   cluster_job=bool(crawler.settings.get("ARCHIVE_CLUSTER_KEY")))
 
     def open_spider(self) -> None:
+        if self.cluster_job:
+            return
         try:
             if self.fd is None:
                 self.fd, stale = acquire_lock(self.path)
