@@ -202,7 +202,7 @@ def test_two_feeds_of_one_site_and_two_blogs_of_one_folder_are_distinct_sources(
 
 
 def test_a_crawl_of_two_feeds_of_one_site_crawls_both(db_path, blog):
-    proc = crawl(db_path, blog, "http://set.test/feed.xml", "http://set.test/feed.xml?lang=en")
+    proc = crawl(db_path, blog, "http://set.test/feed.xml", "http://set.test/feed.xml?lang=en", "--delay", "0")
     names = [r[0] for r in sqlite3.connect(db_path).execute("select name from sources order by id")]
     assert names == ["set.test", "set.test/feed.xml"], proc.stderr
 
