@@ -11,6 +11,7 @@ import functools
 import http.server
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from _pytest.nodeid import NodeId
+from filelock import FileLock
 
 import archive
 from archive.tables.history import mark_gone
@@ -150,22 +152,28 @@ def copy_archive(db: Path, to: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def real_blog_archive(tmp_path_factory: pytest.TempPathFactory):
+def real_blog_archive(tmp_path_factory: pytest.TempPathFactory, worker_id: str):
     """``real_blog_archive(NAME, TO)``: a copy at ``TO`` of the real blog NAME of ../shared crawled
     with the default options, from its own copy served on 127.0.0.1; each blog is crawled once
-    in a session (test_real_blogs_recrawl and test_warc_roundtrip start from the same first crawl)."""
+    in a session (test_real_blogs_recrawl and test_warc_roundtrip start from the same first crawl),
+    by the first pytest-xdist worker that asks for it: the others wait for that crawl, then copy it."""
     from truth import REAL_BLOGS, blog_info
 
-    crawled: dict[str, Path] = {}
+    # the folder all the workers of this session share (each has a base folder of its own in it)
+    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
 
     def copy(name: str, to: Path) -> Path:
-        if name not in crawled:
-            info = blog_info(name)
-            db = tmp_path_factory.mktemp(f"real-{name}") / "archive.db"
-            with StaticServer(REAL_BLOGS / name / "site") as server:
-                run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}))
-            crawled[name] = db
-        return copy_archive(crawled[name], to)
+        folder = shared / f"real-{name}"
+        db, crawled = folder / "archive.db", folder / "crawled"
+        with FileLock(f"{folder}.lock"):
+            if not crawled.exists():  # not crawled yet, or the crawl of a worker before failed
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                info = blog_info(name)
+                with StaticServer(REAL_BLOGS / name / "site") as server:
+                    run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}))
+                crawled.touch()
+            return copy_archive(db, to)
 
     return copy
 
