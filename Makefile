@@ -46,13 +46,13 @@ demo: install
 	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(notdir $(DEMO_DB))) (Ctrl-C to stop)"
 	$(BIN)/blogarchive serve --db $(DEMO_DB) --port $(PORT)
 
-# pytest-xdist workers: 0 runs the suite in one process, as CI does. On a quiet two-core machine two
-# workers were 1.7 times faster (892 s against 1,524 s), four no faster than one process (docs/benchmarks.md);
+# pytest-xdist workers, one a core: on CI's two cores two workers take about half the time of one
+# process (docs/benchmarks.md, "The test suite"); TEST_WORKERS=0 runs the suite in one process.
 # tests/conftest.py keeps the tests of one module-scoped fixture on one worker
-TEST_WORKERS ?= 0
+TEST_WORKERS ?= 2
 
 test: install $(PYWB_VENV)/.installed
-	BLOGARCHIVE_PYWB=$(abspath $(PYWB_VENV))/bin $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	BLOGARCHIVE_PYWB=$(abspath $(PYWB_VENV))/bin $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20 $(PYTEST_ARGS)
 
 # By hand, never in CI: synthetic blogs on 127.0.0.1; writes docs/benchmarks.md and bench/results.json,
 # then docs/scaling.md's figures and bench/scaling.json.
