@@ -104,7 +104,11 @@ def _shared_fixtures(item: pytest.Item) -> list[str]:
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (--dist loadgroup)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that share a module-scoped fixture (a crawl, a server, a browser) go to one xdist
-    worker together: the fixture is set up once, as in a run without workers."""
+    worker together: the fixture is set up once, as in a run without workers. The modules that
+    hold a test marked ``slow`` come first, each whole, so that no worker is left with one of
+    them at the end while the others have finished."""
+    slow = {item.module.__name__ for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.module.__name__ not in slow)  # stable: the order within kept
     parent: dict[str, str] = {}
 
     def root(name: str) -> str:

@@ -24,6 +24,8 @@ from crawler.memory import BIG_PAGE_BYTES
 from crawler.settings import ARCHIVE_MEMORY_MB
 from crawler.spiders.blog import READ_HEAD, READ_TAIL
 
+pytestmark = pytest.mark.slow  # a crawl of twenty blogs, and posts of megabytes
+
 
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory):

@@ -24,7 +24,7 @@ from archive.core.urls import normalize_url
 from crawler.discover.platforms.listing import Known
 from crawler.discover.platforms.wordpress import WordPressListing, api_root
 
-pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+pytestmark = [pytest.mark.skipif(missing() is not None, reason=missing() or ""), pytest.mark.slow]
 
 FIELDS = ("title", "published", "updated", "author", "categories", "tags")
 
