@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -155,29 +155,64 @@ def copy_archive(db: Path, to: Path) -> Path:
     return to
 
 
+def crawled_once(folder: Path, crawl: Callable[[Path], object]) -> Path:
+    """``folder/archive.db``, made by ``crawl(db)`` unless a worker of this session made it already
+    (the others wait for it): a copy of it is what each test gets."""
+    db, done = folder / "archive.db", folder / "crawled"
+    with FileLock(f"{folder}.lock"):
+        if not done.exists():  # not crawled yet, or the crawl of a worker before failed
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            crawl(db)
+            done.touch()
+    return db
+
+
 @pytest.fixture(scope="session")
-def real_blog_archive(tmp_path_factory: pytest.TempPathFactory, worker_id: str):
+def shared_folder(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The folder all the pytest-xdist workers of this session share (each has a base folder of its own in it)."""
+    return tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+
+
+@pytest.fixture(scope="session")
+def real_blog_archive(shared_folder: Path):
     """``real_blog_archive(NAME, TO)``: a copy at ``TO`` of the real blog NAME of ../shared crawled
     with the default options, from its own copy served on 127.0.0.1; each blog is crawled once
     in a session (test_real_blogs_recrawl and test_warc_roundtrip start from the same first crawl),
-    by the first pytest-xdist worker that asks for it: the others wait for that crawl, then copy it."""
+    by the first pytest-xdist worker that asks for it."""
     from truth import REAL_BLOGS, blog_info
 
-    # the folder all the workers of this session share (each has a base folder of its own in it)
-    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
-
     def copy(name: str, to: Path) -> Path:
-        folder = shared / f"real-{name}"
-        db, crawled = folder / "archive.db", folder / "crawled"
-        with FileLock(f"{folder}.lock"):
-            if not crawled.exists():  # not crawled yet, or the crawl of a worker before failed
-                shutil.rmtree(folder, ignore_errors=True)
-                folder.mkdir()
-                info = blog_info(name)
-                with StaticServer(REAL_BLOGS / name / "site") as server:
-                    run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}))
-                crawled.touch()
-            return copy_archive(db, to)
+        def crawl(db: Path) -> None:
+            info = blog_info(name)
+            with StaticServer(REAL_BLOGS / name / "site") as server:
+                run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}))
+
+        return copy_archive(crawled_once(shared_folder / f"real-{name}", crawl), to)
+
+    return copy
+
+
+@pytest.fixture(scope="session")
+def test_blog_archive(shared_folder: Path):
+    """``test_blog_archive(NAME, TO)``: a copy at ``TO`` of the test blog NAME (tests/testblogs.py)
+    crawled with ``crawl_args``' options, and the paths the crawl asked its server for, oldest
+    first; each blog is crawled once in a session (test_discovery and test_warc_roundtrip read
+    the same crawl), by the first pytest-xdist worker that asks for it."""
+    from testblogs import all_blogs
+
+    blogs = {blog.name: blog for blog in all_blogs()}
+
+    def copy(name: str, to: Path) -> tuple[Path, list[str]]:
+        blog, folder = blogs[name], shared_folder / f"testblog-{name}"
+
+        def crawl(db: Path) -> None:
+            with blog.serve() as server:
+                run_cli(*crawl_args(blog.home, db, {blog.host: server.base}))
+                (folder / "requested.json").write_text(json.dumps(server.paths()))
+
+        db = crawled_once(folder, crawl)
+        return copy_archive(db, to), json.loads((folder / "requested.json").read_text())
 
     return copy
 

@@ -7,7 +7,6 @@ import sqlite3
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from conftest import crawl_args, run_cli
 from scrapy.utils.test import get_crawler
 from testblogs import all_blogs
 
@@ -20,12 +19,9 @@ BLOGS = {blog.name: blog for blog in all_blogs()}
 
 
 @pytest.fixture(scope="module", params=sorted(BLOGS))
-def crawled(request, tmp_path_factory):
+def crawled(request, tmp_path_factory, test_blog_archive):
     blog = BLOGS[request.param]
-    db = tmp_path_factory.mktemp(blog.name) / "archive.db"
-    with blog.serve() as server:
-        run_cli(*crawl_args(blog.home, db, {blog.host: server.base}))
-        requested = server.paths()
+    db, requested = test_blog_archive(blog.name, tmp_path_factory.mktemp(blog.name) / "archive.db")
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     tables = {t: [dict(r) for r in conn.execute(f"select * from {t}")] for t in

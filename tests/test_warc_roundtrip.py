@@ -37,15 +37,13 @@ def round_trip(db: Path) -> Path:
 
 
 @pytest.fixture(scope="module", params=[*sorted(BLOGS), *(f"real/{name}" for name in REAL)])
-def archives(request, tmp_path_factory, real_blog_archive) -> tuple[Path, Path]:
+def archives(request, tmp_path_factory, real_blog_archive, test_blog_archive) -> tuple[Path, Path]:
     name = request.param
     db = tmp_path_factory.mktemp(name.replace("/", "-")) / "archive.db"
     if name.startswith("real/"):
         real_blog_archive(name[5:], db)
     else:
-        blog = BLOGS[name]
-        with blog.serve() as server:
-            run_cli(*crawl_args(blog.home, db, {blog.host: server.base}))
+        test_blog_archive(name, db)
     return db, round_trip(db)
 
 
