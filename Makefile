@@ -46,7 +46,7 @@ demo: install
 	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(notdir $(DEMO_DB))) (Ctrl-C to stop)"
 	$(BIN)/blogarchive serve --db $(DEMO_DB) --port $(PORT)
 
-# pytest-xdist workers: on two cores three workers took 660 to 690 s, two 784 s, one process 1,524 s (a test
+# pytest-xdist workers: on two cores three workers took 660 to 715 s, two 784 s, one process 1,524 s (a test
 # waiting on a server, a lease or a kill leaves its core to the others; docs/benchmarks.md, "The
 # test suite"); TEST_WORKERS=0 runs the suite in one process. tests/conftest.py keeps the tests of
 # one module-scoped fixture on one worker
