@@ -5,7 +5,8 @@ The budget pays for the processes at rest, the extraction workers, and the lanes
 
 Measured on the hostile crawl (docs/reliability.md, "The memory budget"): the ``blogarchive``
 command and one crawl process at rest take about ``RESTING_MB``, one warm extraction worker
-``WORKER_MB`` (74 of them py3langid's model), and a big page on its way is held about
+``WORKER_MB`` (measured 132 MB, 74 of them py3langid's model, before the model was mapped
+from a cache: 106 since), and a big page on its way is held about
 ``PAGE_COPIES`` times across the processes (its body, its text, the worker's tree, the post
 sent back, its write). The budget pays for the processes at rest and one lane first, then for
 each worker beyond the first, then for more lanes.

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from typing import Any, cast
 
-import py3langid
 from lxml import html as lxml_html
 from parsel import Selector
 from trafilatura import bare_extraction
@@ -27,6 +26,7 @@ from archive.core.dates import parse_date
 from archive.core.langs import iso639_1
 
 from crawler.extract.article_media import article_media
+from crawler.extract.langmodel import guesser
 from crawler.extract.post_page import PostPage
 from crawler.items import BlogPost
 from crawler.judge.article import (
@@ -563,7 +563,7 @@ def detect_lang(text: str, declared: str | None) -> str | None:
     code = iso639_1(declared)
     if latin < MIN_LANGID_CHARS:
         return None if code in {"zh", "ja", "ko"} else code
-    guess, _ = py3langid.classify(sample)
+    guess, _ = guesser().classify(sample)
     return iso639_1(str(guess))
 
 
