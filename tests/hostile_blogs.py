@@ -111,21 +111,31 @@ def routes(blogs: dict[str, str]) -> dict:
     return out
 
 
-def tree_pids(root: int) -> set[int]:
-    """``root`` and every process below it, from /proc."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
+class ProcessTree:
+    """``ProcessTree(root).pids()``: ``root`` and every process below it now, from /proc. Each
+    process's parent is read once, when it is first seen (a process keeps its pid and its parent
+    while it lives, unless its parent dies first), so a call costs a listing of /proc, not a read
+    of every process on the machine."""
+
+    def __init__(self, root: int):
+        self.root = root
+        self.parents: dict[int, int] = {}
+
+    def pids(self) -> set[int]:
+        alive = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
+        for pid in self.parents.keys() - alive:
+            del self.parents[pid]
+        for pid in alive - self.parents.keys():
             try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{pid}/stat") as f:
+                    self.parents[pid] = int(f.read().rsplit(")", 1)[1].split()[1])
             except OSError:
                 continue
-    tree, changed = {root}, True
-    while changed:
-        grown = tree | {pid for pid, parent in parents.items() if parent in tree}
-        changed, tree = grown != tree, grown
-    return tree
+        tree, changed = {self.root}, True
+        while changed:
+            grown = tree | {pid for pid, parent in self.parents.items() if parent in tree}
+            changed, tree = grown != tree, grown
+        return tree
 
 
 def memory_mb(pid: int) -> tuple[float, float]:
@@ -168,8 +178,9 @@ class PeakWatch:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
+        tree = ProcessTree(self.pid)
         while not self._stop.is_set():
-            by_pid = {pid: memory_mb(pid) for pid in tree_pids(self.pid)}
+            by_pid = {pid: memory_mb(pid) for pid in tree.pids()}
             sizes = by_pid.values()
             if sum(r for r, _ in sizes) > self.peak_rss_mb:
                 self.peak_rss_mb = sum(r for r, _ in sizes)
