@@ -12,6 +12,7 @@ from conftest import BLOGARCHIVE, ROOT, StaticServer, crawl_args, rows, run_cli
 from bench.blogs import write_site
 
 HOST = "bench.test"
+POSTS = 3_000  # ten times what the crawl has archived when the backup is taken
 
 
 def digest(path) -> str:
@@ -28,8 +29,8 @@ def committed_urls(db) -> set[str]:
 
 @pytest.fixture(scope="module")
 def bench_blog(tmp_path_factory):
-    root = tmp_path_factory.mktemp("bench10k")
-    write_site(root, 10_000, f"http://{HOST}")
+    root = tmp_path_factory.mktemp("bench")
+    write_site(root, POSTS, f"http://{HOST}")
     with StaticServer(root) as server:
         yield server
 
@@ -56,7 +57,7 @@ def test_a_backup_during_a_crawl_holds_every_post_committed_before_it(bench_blog
         got = {url for (url,) in conn.execute("select url from posts")}
         conn.close()
         assert before <= got
-        assert len(got) < 10_000  # taken mid-crawl
+        assert len(got) < POSTS  # taken mid-crawl
     finally:
         crawl.terminate()
         crawl.wait(120)
