@@ -16,6 +16,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -25,6 +26,7 @@ from pathlib import Path
 import pytest
 from _pytest.nodeid import NodeId
 from filelock import FileLock
+from forked_cli import ForkedCommands
 
 import archive
 from archive.tables.history import mark_gone
@@ -58,9 +60,16 @@ class StaticServer:
         self.httpd.server_close()
 
 
+@functools.cache
+def forked_commands() -> ForkedCommands:
+    """This pytest process's forking process for commands (tests/forked_cli.py)."""
+    return ForkedCommands(Path(tempfile.mkdtemp(prefix="forked-cli-")))
+
+
 def run_cli(*args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run ``blogarchive ARGS`` and return the finished process."""
-    proc = subprocess.run(
+    """Run ``blogarchive ARGS`` and return the finished process: forked from a process that has
+    imported the command line, or started afresh while another command runs (tests/forked_cli.py)."""
+    proc = forked_commands().run(list(args), timeout) or subprocess.run(
         [BLOGARCHIVE, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
     )
     if check and proc.returncode != 0:
