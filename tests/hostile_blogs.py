@@ -162,12 +162,18 @@ def pss_mb(pid: int) -> float:
     return 0.0
 
 
-def _command(pid: int) -> str:
-    """A process's command line, short: ``python -m crawler.extract.worker``."""
+def _cmdline(pid: int) -> bytes:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            words = f.read().decode(errors="replace").rstrip("\0").split("\0")
+            return f.read()
     except OSError:
+        return b""
+
+
+def _command(pid: int) -> str:
+    """A process's command line, short: ``python -m crawler.extract.worker``."""
+    words = _cmdline(pid).decode(errors="replace").rstrip("\0").split("\0")
+    if words == [""]:
         return f"pid {pid}"
     return " ".join(os.path.basename(w) if i == 0 else w for i, w in enumerate(words[:3]))
 
@@ -177,7 +183,8 @@ class PeakWatch:
     summed RSS (``peak_rss_mb``: a page shared by two processes counts twice) and summed PSS
     (``peak_pss_mb``: the memory the tree holds, each shared page counted once); ``at_peak`` says
     which processes held the RSS peak (what a failed budget assertion prints). The PSS, costly to
-    read, is read at each new peak of the RSS and every ``PSS_EVERY`` samples between."""
+    read, is read at each new peak of the RSS and every ``PSS_EVERY`` samples between. A process
+    caught between its fork and its exec is its parent's pages, counted once, in its parent."""
 
     PSS_EVERY = 10
 
@@ -192,7 +199,11 @@ class PeakWatch:
         tree = ProcessTree(self.pid)
         samples = 0
         while not self._stop.is_set():
-            by_pid = {pid: rss_mb(pid) for pid in tree.pids()}
+            pids = tree.pids()
+            # a child that has the command line of its parent has not called exec yet: between the fork
+            # (a vfork, for subprocess) and the exec it maps its parent's own pages, counted there
+            by_pid = {pid: rss_mb(pid) for pid in pids
+                      if not (tree.parents.get(pid) in pids and _cmdline(pid) == _cmdline(tree.parents[pid]))}
             peak = sum(by_pid.values()) > self.peak_rss_mb
             if peak:
                 self.peak_rss_mb = sum(by_pid.values())
