@@ -46,13 +46,15 @@ demo: install
 	@echo "Archive ready: open http://127.0.0.1:$(PORT)/$(basename $(notdir $(DEMO_DB))) (Ctrl-C to stop)"
 	$(BIN)/blogarchive serve --db $(DEMO_DB) --port $(PORT)
 
-# pytest-xdist workers: on two cores three workers took 660 to 715 s, two 784 s, one process 1,524 s (a test
-# waiting on a server, a lease or a kill leaves its core to the others; docs/benchmarks.md, "The
-# test suite"); TEST_WORKERS=0 runs the suite in one process. tests/conftest.py keeps the tests of
-# one module-scoped fixture on one worker
-TEST_WORKERS ?= 3
+# pytest-xdist workers: on two cores four workers took 569 s, three 598 s (a test waiting on a server,
+# a lease or a kill leaves its core to the others; docs/benchmarks.md, "The test suite");
+# TEST_WORKERS=0 runs the suite in one process. tests/conftest.py keeps the tests of one
+# module-scoped fixture on one worker
+TEST_WORKERS ?= 4
 
-test: install $(PYWB_VENV)/.installed
+# the two venvs installed side by side (pip keeps one core busy)
+test:
+	$(MAKE) --no-print-directory -j2 install $(PYWB_VENV)/.installed
 	BLOGARCHIVE_PYWB=$(abspath $(PYWB_VENV))/bin $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20 $(PYTEST_ARGS)
 
 # By hand, never in CI: synthetic blogs on 127.0.0.1; writes docs/benchmarks.md and bench/results.json,
