@@ -176,7 +176,10 @@ def test_killed_twenty_times_then_one_normal_run(slow_blog, tmp_path):
         proc = subprocess.Popen([BLOGARCHIVE, *blog_crawl(db, slow_blog)], cwd=ROOT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.3, 2.0))
-        for pid in [proc.pid, *children(proc.pid)]:
+        # stopped first, so that it starts no crawl process between the listing of its own and its
+        # kill: one started then would live on, holding the archive's lock
+        os.kill(proc.pid, signal.SIGSTOP)
+        for pid in [*children(proc.pid), proc.pid]:
             try:
                 os.kill(pid, signal.SIGKILL)
                 kills += 1
