@@ -20,9 +20,14 @@ def digest(path) -> str:
 
 
 def committed_urls(db) -> set[str]:
+    """The URLs of the posts committed in ``db``: none while the crawl has not made its tables yet."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         return {url for (url,) in conn.execute("select url from posts")}
+    except sqlite3.OperationalError as e:
+        if "no such table" not in str(e):
+            raise
+        return set()
     finally:
         conn.close()
 
