@@ -66,8 +66,11 @@ COMPRESSION = 8  # what a compressed page is taken to grow to, until it is decom
 # Seconds a page waits for a lane before what holds one is looked for in reference
 # cycles too (a failure's traceback can keep a request alive until the collector runs).
 COLLECT_AFTER = 5.0
-# Seconds at most an extraction worker's start waits for a big page's writes (``MemoryBudget.hold``).
+# Seconds at most an extraction worker's start waits for a big page's lane to be let go, and for its
+# writes once they are queued (``MemoryBudget.hold``): the writer always finishes them, but on a busy
+# machine a 15 MB post's write takes 2 to 6 s
 HOLD_SECONDS = 5.0
+WRITE_SECONDS = 60.0
 
 LANE = "archive_lane"  # request.meta: the lane this page holds
 BIG = "archive_big"  # request.meta: found big with every lane taken; waits for one
@@ -212,16 +215,23 @@ class MemoryBudget:
     def hold(self, start: Callable[[], None]) -> None:
         """Call ``start`` (a fresh extraction worker, for the one that extracted a big page) once the
         page is done: a lane was let go since (the page's own, once its post is on its way to the
-        writer; or none is taken) and the writer holds less than a big page. Its post's write takes
-        about 125 MB in this process, a fresh worker 130: never both at once. After
-        ``HOLD_SECONDS`` at most, whatever holds the lanes."""
+        writer; or none is taken), ``HOLD_SECONDS`` at most, and then the writer holds less than a
+        big page, ``WRITE_SECONDS`` at most. Its post's write takes about 125 MB in this process, a
+        fresh worker 130: never both at once (``memory/starts_during_writes`` counts the starts that
+        could not wait)."""
         self.held.append((start, self.releases, time.monotonic()))
         self._check()
 
     def _written(self, releases: int, since: float) -> bool:
-        if time.monotonic() - since > HOLD_SECONDS:
+        waited = time.monotonic() - since
+        if not (self.releases > releases or not self.taken or waited > HOLD_SECONDS):
+            return False
+        if self.store.backlog_bytes() <= BIG_PAGE_BYTES:
             return True
-        return (self.releases > releases or not self.taken) and self.store.backlog_bytes() <= BIG_PAGE_BYTES
+        if waited > WRITE_SECONDS:
+            self.stats.inc_value("memory/starts_during_writes")
+            return True
+        return False
 
     def _check(self) -> None:
         """Let the pages that wait take the lanes that are free, in turn, and the held workers start;
