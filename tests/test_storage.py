@@ -177,8 +177,10 @@ def test_killed_twenty_times_then_one_normal_run(slow_blog, tmp_path):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.3, 2.0))
         # stopped first, so that it starts no crawl process between the listing of its own and its
-        # kill: one started then would live on, holding the archive's lock
+        # kill: one started then would live on, holding the archive's lock. SIGSTOP takes effect
+        # when the command next runs (a command inside vfork, after its child's exec)
         os.kill(proc.pid, signal.SIGSTOP)
+        _stopped(proc.pid)
         for pid in [*children(proc.pid), proc.pid]:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -192,6 +194,20 @@ def test_killed_twenty_times_then_one_normal_run(slow_blog, tmp_path):
     run_cli(*blog_crawl(db, slow_blog))
     assert integrity(db) == "ok"
     assert snapshot(db)["posts"] == snapshot(reference)["posts"]
+
+
+def _stopped(pid: int) -> None:
+    """Wait until ``pid`` is stopped, or has ended."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return
+        if state in "TtZX":
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"process {pid} did not stop")
 
 
 def test_a_bug_in_one_source_fails_that_source_only(site_server, tmp_path):
