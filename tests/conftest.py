@@ -35,6 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "tests" / "site"
 EXPECTED = json.loads((SITE / "EXPECTED.json").read_text(encoding="utf-8"))
 BLOGARCHIVE = str(Path(sys.executable).with_name("blogarchive"))
+# the commands' output decoded as the tests read it; set before any fixture runs, so that the forking
+# process of tests/forked_cli.py starts with the environment every test has (a variable set later made
+# every command fall back to a fresh process)
+os.environ.setdefault("PYTHONIOENCODING", "utf-8")
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -234,7 +238,6 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture(autouse=True)
 def _no_archive_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BLOGARCHIVE_DB", raising=False)
-    os.environ.setdefault("PYTHONIOENCODING", "utf-8")
 
 
 def free_port() -> int:

@@ -33,23 +33,36 @@ class ForkedCommands:
 
     def __init__(self, folder: Path):
         self.folder = folder
-        self.env = _settled(os.environ)
         self.lock = threading.Lock()
         self.count = 0
-        with (folder / "forked_cli.log").open("wb") as log:
+        self._start()
+        atexit.register(self.close)
+
+    def _start(self) -> None:
+        self.env = _settled(os.environ)
+        with (self.folder / "forked_cli.log").open("ab") as log:
             self.process = subprocess.Popen([sys.executable, __file__], cwd=ROOT, stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1)
-        atexit.register(self.close)
+
+    def _stop(self) -> None:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()
+        self.process.wait(10)
+        self.process.stdout.close()
 
     def run(self, args: list[str], timeout: float) -> subprocess.CompletedProcess | None:
         """``blogarchive ARGS`` in a forked process, with this process's environment, in the project's
-        folder; None when a command is running already, the environment has changed since the forking
-        process started (what its imports read is as it was then), or that process is gone."""
-        if _settled(os.environ) != self.env or self.process.poll() is not None:
-            return None
+        folder; None when a command is running already, or the forking process is gone. A forking
+        process started before the environment changed is replaced first (what its imports read is as
+        it was then)."""
         if not self.lock.acquire(blocking=False):
             return None
         try:
+            if self.process.poll() is not None:
+                return None
+            if _settled(os.environ) != self.env:
+                self._stop()
+                self._start()
             self.count += 1
             out, err = self.folder / f"{self.count}.out", self.folder / f"{self.count}.err"
             request = {"args": args, "cwd": str(ROOT), "env": dict(os.environ), "out": str(out), "err": str(err)}
@@ -75,10 +88,7 @@ class ForkedCommands:
 
     def close(self) -> None:
         """End the forking process (at the end of the pytest process) and remove its folder."""
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.close()
-        self.process.wait(10)
-        self.process.stdout.close()
+        self._stop()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

