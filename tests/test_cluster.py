@@ -268,6 +268,7 @@ def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster,
             assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
             time.sleep(0.2)
         stalled = jobs[0]
+        started = _stat(stalled)[1]
         os.kill(stalled, signal.SIGSTOP)
         deadline = time.monotonic() + 180
         while not {r.pid for r in server.requests} - {stalled}:  # the host's next job has begun
@@ -275,7 +276,7 @@ def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster,
             time.sleep(0.2)
         os.kill(stalled, signal.SIGCONT)
         deadline = time.monotonic() + 60
-        while Path(f"/proc/{stalled}").exists():  # it stops, and its server is still there to log what it sends
+        while _running(stalled, started):  # it stops, and its server is still there to log what it sends
             assert time.monotonic() < deadline, "the stalled job goes on"
             time.sleep(0.2)
         stdout, stderr = proc.communicate(timeout=300)
@@ -284,6 +285,23 @@ def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster,
     one, two = archive_rows(one_process[0]), archive_rows(db)
     for table in ("posts", "post_versions", "post_aliases"):
         assert two[table] == one[table], table
+
+
+def _stat(pid: int) -> tuple[str, str]:
+    """A process's state and start time, from /proc (OSError when there is none)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return fields[0], fields[19]
+
+
+def _running(pid: int, started: str) -> bool:
+    """Whether the process ``pid`` that started at ``started`` still runs: not ended, not a zombie its
+    node has yet to reap, and not another process that took its pid since (a run of the suite takes
+    some 15,000 pids, threads included, and the kernel's pid_max may be 32768)."""
+    try:
+        state, since = _stat(pid)
+    except OSError:
+        return False
+    return since == started and state not in "ZX"
 
 
 def test_a_killed_job_s_plan_folder_is_removed_by_the_next_job(tmp_path):
