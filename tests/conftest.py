@@ -240,6 +240,12 @@ def _no_archive_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BLOGARCHIVE_DB", raising=False)
 
 
+def proc_stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command's name: its state first, then its parent,
+    ..., its start time at [19]. OSError when there is no such process."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from blogsite import RouteServer
-from conftest import ROOT, rows, run_cli
+from conftest import ROOT, proc_stat, rows, run_cli
 from test_processes import archive_rows, posts_saved, six_blog_servers, six_blogs, summary_counts
 from test_scrapyd import free_port, get_json
 
@@ -268,7 +268,7 @@ def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster,
             assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
             time.sleep(0.2)
         stalled = jobs[0]
-        started = _stat(stalled)[1]
+        started = proc_stat(stalled)[19]
         os.kill(stalled, signal.SIGSTOP)
         deadline = time.monotonic() + 180
         while not {r.pid for r in server.requests} - {stalled}:  # the host's next job has begun
@@ -287,21 +287,15 @@ def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster,
         assert two[table] == one[table], table
 
 
-def _stat(pid: int) -> tuple[str, str]:
-    """A process's state and start time, from /proc (OSError when there is none)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return fields[0], fields[19]
-
-
 def _running(pid: int, started: str) -> bool:
     """Whether the process ``pid`` that started at ``started`` still runs: not ended, not a zombie its
     node has yet to reap, and not another process that took its pid since (a run of the suite takes
     some 15,000 pids, threads included, and the kernel's pid_max may be 32768)."""
     try:
-        state, since = _stat(pid)
+        fields = proc_stat(pid)
     except OSError:
         return False
-    return since == started and state not in "ZX"
+    return fields[19] == started and fields[0] not in "ZX"
 
 
 def test_a_killed_job_s_plan_folder_is_removed_by_the_next_job(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from blogserver import Blog, BlogServer
-from conftest import BLOGARCHIVE, ROOT, run_cli
+from conftest import BLOGARCHIVE, ROOT, proc_stat, run_cli
 
 HOST = "slow.test"
 POSTS = 48  # more than a crawl holds in flight (downloads queued, pages awaiting extraction)
@@ -50,14 +50,13 @@ def wait_for(db: Path, sql: str, at_least: int, proc: subprocess.Popen, timeout:
 def children(pid: int) -> list[int]:
     """Processes whose parent is ``pid`` (from /proc)."""
     out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
             try:
-                stat = (entry / "stat").read_text()
+                if int(proc_stat(int(entry))[1]) == pid:
+                    out.append(int(entry))
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
     return out
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from blogserver import Blog, BlogServer, words
-from conftest import BLOGARCHIVE, ROOT, SITE
+from conftest import BLOGARCHIVE, ROOT, SITE, proc_stat
 
 from crawler.extract.pool import ExtractionFailed, ExtractionPool
 from crawler.extract.post import extract_post
@@ -172,7 +172,7 @@ def tagged(tag: str) -> list[int]:
 
 
 def parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return int(proc_stat(pid)[1])
 
 
 def survivors(tag: str) -> list[int]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from blogserver import Blog, BlogServer, words
-from conftest import BLOGARCHIVE, EXPECTED, ROOT, run_cli
+from conftest import BLOGARCHIVE, EXPECTED, ROOT, proc_stat, run_cli
 from test_interruptions import children, integrity, snapshot
 
 from crawler import settings
@@ -201,7 +201,7 @@ def _stopped(pid: int) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            state = proc_stat(pid)[0]
         except OSError:
             return
         if state in "TtZX":
