@@ -191,7 +191,7 @@ def shared_folder(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> P
 def real_blog_archive(shared_folder: Path):
     """``real_blog_archive(NAME, TO)``: a copy at ``TO`` of the real blog NAME of ../shared crawled
     with the default options, from its own copy served on 127.0.0.1; each blog is crawled once
-    in a session (test_real_blogs_recrawl and test_warc_roundtrip start from the same first crawl),
+    in a session (test_real_blogs reads it; test_real_blogs_recrawl and test_warc_roundtrip start from it),
     by the first pytest-xdist worker that asks for it."""
     from truth import REAL_BLOGS, blog_info
 

@@ -1,19 +1,19 @@
 """The three real blogs in ../shared: every post archived, nothing else, as the authors wrote it.
 
 Each blog is served from its ``site/`` folder on 127.0.0.1 and crawled from its
-original home URL, with every host its links use mapped to the local server.
+original home URL, with every host its links use mapped to the local server: the
+session's one crawl of it (``conftest.real_blog_archive``), which test_real_blogs_recrawl
+and test_warc_roundtrip start from too.
 """
 
 import json
 import sqlite3
 
 import pytest
-from conftest import StaticServer, crawl_args, run_cli
 from truth import (
     REAL_BLOGS,
     TAGS_SHOWN,
     archived_day,
-    blog_info,
     blog_names,
     norm_title,
     truth_categories,
@@ -28,14 +28,10 @@ pytestmark = pytest.mark.skipif(not REAL_BLOGS.is_dir(), reason=f"no real blogs 
 
 
 @pytest.fixture(scope="module", params=blog_names() if REAL_BLOGS.is_dir() else [])
-def crawled(request, tmp_path_factory) -> tuple[str, dict[str, dict]]:
+def crawled(request, tmp_path_factory, real_blog_archive) -> tuple[str, dict[str, dict]]:
     name = request.param
-    info = blog_info(name)
-    db = tmp_path_factory.mktemp(name) / "archive.db"
-    with StaticServer(REAL_BLOGS / name / "site") as server:
-        # their images' URLs only: many are on other hosts, which a test never asks the internet for
-        run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}),
-                "--media", "metadata")
+    # the session's crawl of the blog with the default options (conftest.real_blog_archive)
+    db = real_blog_archive(name, tmp_path_factory.mktemp(name) / "archive.db")
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     posts = {url_path(r["url"]): dict(r) for r in conn.execute("select * from posts")}
