@@ -1,5 +1,10 @@
 # blogarchive: `make demo` and `make test` on a fresh machine.
-PYTHON ?= python3
+# The venvs' interpreter: the distribution's own python3 where it is 3.11 or newer and can make a
+# venv, else the first python3 on PATH. Debian builds its Python with profile-guided and link-time
+# optimisation; pyenv builds without them unless asked, and on that build the suite took 15 % more
+# CPU (docs/benchmarks.md, "The interpreter"). `make PYTHON=...` chooses another.
+SYSTEM_PYTHON := $(shell /usr/bin/python3 -c 'import sys, ensurepip; print(sys.executable if sys.version_info >= (3, 11) else "")' 2>/dev/null)
+PYTHON ?= $(or $(SYSTEM_PYTHON),python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DB ?= demo.db
