@@ -1,8 +1,9 @@
 # blogarchive: `make demo` and `make test` on a fresh machine.
 # The venvs' interpreter: the distribution's own python3 where it is 3.11 or newer and can make a
 # venv, else the first python3 on PATH. Debian builds its Python with profile-guided and link-time
-# optimisation; pyenv builds without them unless asked, and on that build the suite took 15 % more
-# CPU (docs/benchmarks.md, "The interpreter"). `make PYTHON=...` chooses another.
+# optimisation, pyenv without them unless asked: the suite took 15 % less CPU on Debian's than on
+# pyenv's 3.11 (docs/benchmarks.md, "The test suite"). `make clean test PYTHON=...` chooses another (a venv made
+# before keeps its interpreter).
 SYSTEM_PYTHON := $(shell /usr/bin/python3 -c 'import sys, ensurepip; print(sys.executable if sys.version_info >= (3, 11) else "")' 2>/dev/null)
 PYTHON ?= $(or $(SYSTEM_PYTHON),python3)
 VENV ?= .venv
