@@ -190,7 +190,7 @@ def shared_folder(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> P
 @pytest.fixture(scope="session")
 def real_blog_archive(shared_folder: Path):
     """``real_blog_archive(NAME, TO)``: a copy at ``TO`` of the real blog NAME of ../shared crawled
-    with the default options, from its own copy served on 127.0.0.1; each blog is crawled once
+    with ``--media metadata``, from its own copy served on 127.0.0.1; each blog is crawled once
     in a session (test_real_blogs reads it; test_real_blogs_recrawl and test_warc_roundtrip start from it),
     by the first pytest-xdist worker that asks for it."""
     from truth import REAL_BLOGS, blog_info
@@ -199,7 +199,9 @@ def real_blog_archive(shared_folder: Path):
         def crawl(db: Path) -> None:
             info = blog_info(name)
             with StaticServer(REAL_BLOGS / name / "site") as server:
-                run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}))
+                # their images' URLs only: many are on other hosts, which a test never asks the internet for
+                run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}),
+                        "--media", "metadata")
 
         return copy_archive(crawled_once(shared_folder / f"real-{name}", crawl), to)
 
