@@ -3,11 +3,15 @@
 import hashlib
 import os
 import sqlite3
+import stat
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
-from conftest import BLOGARCHIVE, ROOT, StaticServer, crawl_args, rows, run_cli
+from conftest import BLOGARCHIVE, ROOT, StaticServer, copy_archive, crawl_args, rows, run_cli
+
+from archive.notify import load_targets
 
 from bench.blogs import write_site
 
@@ -75,6 +79,26 @@ def test_a_backup_of_a_quiet_archive_has_every_row(example_archive, tmp_path):
     for table in ("posts", "post_versions", "captures", "sources", "crawl_runs"):
         assert rows(copy, f"select * from {table}") == rows(example_archive, f"select * from {table}"), table
     assert rows(copy, "select rowid from posts_fts where posts_fts match 'the'")
+
+
+def test_a_backup_copies_the_notification_targets_beside_the_copy_for_their_owner_only(example_archive, tmp_path):
+    db = copy_archive(example_archive, tmp_path / "archive.db")
+    hook = "json://127.0.0.1:9/hook?token=s3cret"
+    run_cli("notify", "add", hook, "--digest", "run", "--db", str(db))
+    (tmp_path / "backups").mkdir()
+    copy = tmp_path / "backups" / "copy.db"
+    proc = run_cli("backup", "-o", str(copy), "--db", str(db))
+    targets = Path(f"{copy}.notify.json")
+    assert proc.stdout.rstrip().endswith(f"; notification targets in {targets}")
+    assert targets.read_bytes() == Path(f"{db}.notify.json").read_bytes()
+    assert stat.S_IMODE(targets.stat().st_mode) == 0o600
+    # the copy, put back in place of an archive, tells the same target from the same delivery state
+    assert [(t.url, t.digest) for t in load_targets(copy)] == [(hook, "run")]
+    assert rows(copy, "select * from notify_state") == rows(db, "select * from notify_state")
+    # a backup of an archive without targets leaves none of an older backup's beside its copy
+    proc = run_cli("backup", "-o", str(copy), "--db", str(example_archive))
+    assert "notification targets" not in proc.stdout
+    assert not targets.exists() and load_targets(copy) == []
 
 
 @pytest.mark.parametrize("target", ["{db}", "{db}-wal", "{link}", "{dot}"])

@@ -158,9 +158,10 @@ def backup(output: str, db_path: str) -> None:
     """Copy the archive safely, even while a crawl writes to it, and check the copy.
 
     A copy of the .db file alone is not a backup: in WAL mode the latest
-    commits may be in the .db-wal file beside it.
+    commits may be in the .db-wal file beside it. The archive's notification
+    targets (ARCHIVE.notify.json) are copied beside the copy (OUTPUT.notify.json).
     """
     require_archive(db_path)
     done = backup_archive(db_path, output)
     click.echo(f"backup of {db_path} in {output}: {done.posts} posts, {done.bytes / 1e6:.1f} MB, "
-               f"integrity ok, {done.seconds:.1f} seconds")
+               f"integrity ok, {done.seconds:.1f} seconds" + (f"; notification targets in {done.targets}" if done.targets else ""))

@@ -7,6 +7,12 @@ lacks them, or a torn one. SQLite's online backup API reads one snapshot
 every page of it. The copy is then switched to the rollback journal, so that
 it is one self-contained file, checked with ``PRAGMA integrity_check`` and
 only then moved into place.
+
+The archive's notification targets are kept beside it, never in it
+(``ARCHIVE.notify.json``, ``archive.notify``): they are copied beside the copy
+(``COPY.notify.json``, readable by its owner only, as they are), so that the copy
+put back in place of the archive tells the same targets from the delivery state
+it holds. An archive without targets leaves none beside its copy.
 """
 
 import os
@@ -16,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archive.core.db import ArchiveError
+from archive.notify import config_path
 
 
 @dataclass
@@ -24,6 +31,7 @@ class Backup:
     posts: int
     bytes: int
     seconds: float
+    targets: str | None = None  # the notification targets' copy, when the archive has targets
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -69,12 +77,30 @@ def backup_archive(db_path: str | os.PathLike[str], target: str | os.PathLike[st
         finally:
             copy.close()
         os.replace(partial, target)
+        targets = _copy_targets(source, target)
     except (sqlite3.Error, OSError) as e:
         raise ArchiveError(f"cannot back up {source} to {target}: {e}") from e
     finally:
         reader.close()
         partial.unlink(missing_ok=True)
-    return Backup(str(target), posts, target.stat().st_size, time.monotonic() - started)
+    return Backup(str(target), posts, target.stat().st_size, time.monotonic() - started, targets)
+
+
+def _copy_targets(source: Path, target: Path) -> str | None:
+    """Copy the notification targets of the archive ``source`` beside its copy ``target`` (0600, replaced
+    whole); remove an older copy's when the archive has none. Returns the copy's path, if any."""
+    theirs = config_path(target)
+    try:
+        targets = config_path(source).read_bytes()
+    except FileNotFoundError:
+        theirs.unlink(missing_ok=True)
+        return None
+    partial = theirs.with_name(f".{theirs.name}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(targets)
+    os.replace(partial, theirs)
+    return str(theirs)
 
 
 def _has_posts(conn: sqlite3.Connection) -> bool:
