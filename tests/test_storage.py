@@ -181,19 +181,41 @@ def test_killed_twenty_times_then_one_normal_run(slow_blog, tmp_path):
         # when the command next runs (a command inside vfork, after its child's exec)
         os.kill(proc.pid, signal.SIGSTOP)
         _stopped(proc.pid)
+        killed = []
         for pid in [*children(proc.pid), proc.pid]:
             try:
+                started = proc_stat(pid)[19]
                 os.kill(pid, signal.SIGKILL)
+                killed.append((pid, started))
                 kills += 1
-            except ProcessLookupError:
+            except (ProcessLookupError, FileNotFoundError):
                 pass  # that run had already finished
         proc.wait(timeout=30)
+        # kill() returns before its process has ended; the crawl process, whose parent was the command, holds
+        # the archive's lock until its end, which no one here waits for
+        for pid, started in killed:
+            _ended(pid, started)
         assert integrity(db) == "ok"
         assert saved <= _post_urls(db)  # nothing committed before the kill is gone
     assert kills >= 20
     run_cli(*blog_crawl(db, slow_blog))
     assert integrity(db) == "ok"
     assert snapshot(db)["posts"] == snapshot(reference)["posts"]
+
+
+def _ended(pid: int, started: str) -> None:
+    """Wait until the process ``pid`` that started at ``started`` has ended: a zombie (its files closed), or
+    gone (reaped, its pid free or taken by another process)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            stat = proc_stat(pid)
+        except OSError:
+            return
+        if stat[0] in "ZX" or stat[19] != started:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"process {pid} did not end")
 
 
 def _stopped(pid: int) -> None:
