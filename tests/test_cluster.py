@@ -89,6 +89,11 @@ class Node:
         listed = get_json(self.url + "/listjobs.json?project=blogarchive")
         return {state: len(listed[state]) for state in ("pending", "running", "finished")}
 
+    def finished(self) -> dict[str, Path]:
+        """The jobs this node has finished, by id, with their log files."""
+        listed = get_json(self.url + "/listjobs.json?project=blogarchive")["finished"]
+        return {job["id"]: self.home / "logs" / "blogarchive" / "blog" / f"{job['id']}.log" for job in listed}
+
     def jobs(self) -> list[int]:
         """The pids of the crawl processes this node runs."""
         return [int(p) for p in subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True,
@@ -180,7 +185,7 @@ def one_job_at_a_time(servers: list[RouteServer]) -> dict[int, int]:
 def test_two_nodes_archive_what_one_process_archives(cluster, one_process, tmp_path):
     config, _, nodes = cluster
     db = tmp_path / "archive.db"
-    before = [node.job_counts() for node in nodes]
+    before, logs_before = [node.job_counts() for node in nodes], [node.finished() for node in nodes]
     with six_blog_servers() as (urls, options, servers):
         proc = run_cli("crawl", *urls, *options, "--delay", "0", "--db", str(db), "--cluster", str(config))
     assert set(one_job_at_a_time(servers).values()) == {1}  # one job per host, and it ran once
@@ -194,6 +199,16 @@ def test_two_nodes_archive_what_one_process_archives(cluster, one_process, tmp_p
     assert all(now["finished"] > then["finished"] for now, then in zip(after, before))  # both worked
     given = sum(sum(now.values()) - sum(then.values()) for now, then in zip(after, before))
     assert given == len(servers)  # one job a host: none turned away by a node running another
+    # each job's log on its node says, at the project's INFO level, what it did and why it ended, whatever the
+    # level of the coordinator's own output (WARNING here)
+    deadline = time.monotonic() + 60
+    while len(logs := {job: log for node, was in zip(nodes, logs_before)
+                       for job, log in node.finished().items() if job not in was}) < len(servers):
+        assert time.monotonic() < deadline, "a job of the run is not finished a minute after the run"
+        time.sleep(0.5)
+    for log in logs.values():
+        text = log.read_text(encoding="utf-8")
+        assert "INFO: Spider opened" in text and "INFO: Spider closed (finished)" in text, text[-2000:]
 
 
 @pytest.mark.slow

@@ -212,7 +212,10 @@ def _run_cluster(db: Any, sources: list[dict[str, Any]], settings: dict[str, str
     db_path = settings["ARCHIVE_PATH"]
     db.close()
     assert options.cluster is not None
-    node_settings = {k: v for k, v in settings.items() if k not in ("ARCHIVE_PATH", "ARCHIVE_LOCK_FD", "LOG_FILE")}
+    # a job logs at the project's level (INFO) into its node's job log, where an operator reads what it did
+    # and why it ended: the level of this command's own output (WARNING unless -v or --log-file) is not the node's
+    node_settings = {k: v for k, v in settings.items()
+                     if k not in ("ARCHIVE_PATH", "ARCHIVE_LOCK_FD", "LOG_FILE", "LOG_LEVEL")}
     node_settings["REDIS_URL"] = options.cluster.redis
     coordinator = Coordinator(db_path, options.cluster, client, node_settings, spider_args(options))
     from redis.exceptions import RedisError  # connect() imported redis
