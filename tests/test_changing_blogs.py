@@ -14,8 +14,9 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from blogserver import Blog, BlogServer
@@ -223,11 +224,44 @@ def test_a_blog_without_a_feed_is_followed_through_its_sitemap(tmp_path):
         b.delete("post-5")
 
     out = changed_run(tmp_path / "archive.db", blog, change)
-    probes = {p: 404 for p in ("/feed", "/rss.xml", "/atom.xml", "/index.xml", "/feed.xml", "/feeds/all.atom.xml")}
-    assert out.hits == {"/robots.txt": 304, "/": 304, **probes, "/sitemap.xml": 200,
-                        "/p/post-3/": 200, "/p/post-5/": 404}
+    # the usual feed paths answered 404 in the first run, and the home page is unchanged: not asked again
+    assert out.hits == {"/robots.txt": 304, "/": 304, "/sitemap.xml": 200, "/p/post-3/": 200, "/p/post-5/": 404}
     assert_edited(out, "/p/post-3/")
     assert out.gone() == {out.url("/p/post-5/")}
+
+
+PROBES = ("/feed", "/rss.xml", "/atom.xml", "/index.xml", "/feed.xml", "/feeds/all.atom.xml")
+
+
+def test_the_usual_feed_paths_of_a_blog_without_a_feed_wait_while_its_home_page_is_unchanged(tmp_path):
+    db, blog = tmp_path / "archive.db", Blog("probes.test", 6, feed=None)
+
+    def probed(server: BlogServer) -> dict[str, int]:
+        return {h.path: h.status for h in server.take_hits() if h.path in PROBES}
+
+    def dry_run() -> set[str]:
+        lines = run_cli("crawl", "--dry-run", "--db", str(db)).stdout.splitlines()
+        fields = [line.split("\t") for line in lines]  # source, why, URL; and a summary line
+        return {urlsplit(f[2]).path for f in fields if len(f) == 3} & set(PROBES)
+
+    with BlogServer(blog) as server:
+        servers = {blog.host: server}
+        crawl(db, servers)
+        assert probed(server) == dict.fromkeys(PROBES, 404)  # the first run asks for each
+        crawl(db, servers)
+        assert probed(server) == {}  # nothing changed: none
+        assert dry_run() == set()
+        blog.add(7)  # the home page lists it: what it declares may have changed too
+        crawl(db, servers)
+        assert probed(server) == dict.fromkeys(PROBES, 404)
+        with edit_archive(db) as conn:  # their 404s a week and a day old
+            conn.execute("update fetches set checked_at = ? where url like '%probes.test/%' and status = 404",
+                         [(datetime.now(timezone.utc) - timedelta(days=8)).strftime("%Y-%m-%dT%H:%M:%SZ")])
+        assert dry_run() == set(PROBES)
+        crawl(db, servers)
+        assert probed(server) == dict.fromkeys(PROBES, 404)  # asked again, though the home page is unchanged
+        crawl(db, servers)
+        assert probed(server) == {}
 
 
 def test_a_document_two_sources_name_is_fetched_once(tmp_path):

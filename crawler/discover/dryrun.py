@@ -9,7 +9,10 @@ sitemaps), without a request or a write. One JSON object a line, ``source``,
   then every page in scope;
 - ``discovery``: robots.txt, the source's URL, its feeds and sitemaps,
   revalidated conditionally (``fresh until ..., not requested``: a feed whose
-  ``Cache-Control`` or ``Expires`` has not run out);
+  ``Cache-Control`` or ``Expires`` has not run out); for a source without a
+  feed, the usual feed paths that have not answered 404 or 410 lately
+  (``crawler.discover.incremental.feed_probes``: the others are asked too if
+  its home page changed);
 - ``new``: a URL the captured feeds or sitemaps list that the archive lacks;
 - ``announced``: a known post they say changed since it was checked;
 - ``due by policy``: a known post the revisit policy makes due;
@@ -35,7 +38,7 @@ from archive.tables.captures import latest_capture
 from archive.tables.revisit import DEFAULT_POLICY, get_fetch, in_future
 from archive.tables.writes import scope_of
 
-from crawler.discover.incremental import feed_entries, load_plan, sitemap_entries, sitemap_lastmod
+from crawler.discover.incremental import feed_entries, feed_probes, load_plan, sitemap_entries, sitemap_lastmod
 from crawler.judge.pages import in_scope
 
 EXIT_DAMAGED = 2  # the archive cannot be read: a usage error of blogarchive crawl --dry-run
@@ -49,7 +52,8 @@ def planned(db: Any, source: dict[str, Any], *, mode: str, policy: str) -> Itera
     plan = load_plan(db, source, mode=mode, policy=policy)
     feeds, sitemaps = plan.feeds, json.loads(source.get("sitemaps") or "[]")
     parts = urlsplit(source["scope"])
-    for url in [f"{parts.scheme}://{parts.netloc}/robots.txt", source["url"], *feeds, *sitemaps]:
+    probes = [] if feeds else feed_probes(db, source["scope"], home_unchanged=True)
+    for url in [f"{parts.scheme}://{parts.netloc}/robots.txt", source["url"], *feeds, *probes, *sitemaps]:
         fresh = (get_fetch(db, url) or {}).get("fresh_until")
         yield {"url": url, "why": f"fresh until {fresh}, not requested" if in_future(fresh) else "discovery"}
     listed: dict[str, str] = {}

@@ -19,6 +19,10 @@ conditional request; a 304 for it is not believed when the entry's
 Unchanged documents (a 304, a fresh feed, the same body again) are skipped,
 except when the source's last run was interrupted (``resume``): then they
 are read again from their captures, so work left undone is found.
+
+A home page that declares no feed has the usual feed paths probed
+(``feed_probes``); one that answered 404 or 410 within ``PROBE_AGAIN`` is not
+asked again while the home page is unchanged, except by ``--full``.
 """
 
 import gzip
@@ -30,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 from scrapy.http import Response
 from scrapy.utils.sitemap import Sitemap
@@ -39,7 +43,7 @@ from archive.core.dates import parse_date
 from archive.core.queries import interrupted_run
 from archive.core.urls import normalize_url
 from archive.tables.captures import latest_capture, load_body
-from archive.tables.revisit import due_posts, parse_policy
+from archive.tables.revisit import due_posts, get_fetch, in_future, parse_policy
 
 from crawler.discover.feeds import FeedError, parse_feed
 from crawler.judge.pages import PAGE_PARAMS, PAGINATION, SectionStats, in_scope, url_shape
@@ -52,6 +56,11 @@ Normalise = Callable[[str], str | None]
 DAY_ONLY = re.compile(r"\s*\d{4}-\d\d-\d\d\s*")  # a W3C date without its time: 2026-12-05
 # from a day's midnight in UTC to its end in the westernmost zone (UTC-12): the latest time it may name
 DAY_END_ANYWHERE = timedelta(hours=36)
+# Where a blog whose home page declares no feed usually has one, under its scope.
+COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml", "feeds/all.atom.xml")
+# A usual feed path that answered 404 or 410 is not asked again for this long while the home page is
+# unchanged: a feed that appears without a word of its home page changing is found within a week.
+PROBE_AGAIN = timedelta(days=7)
 
 
 @dataclass
@@ -290,3 +299,20 @@ def sitemap_entries(body: bytes | None) -> list[dict[str, Any]]:
 
 def _json_list(value: str | None) -> list[str]:
     return list(json.loads(value or "[]"))
+
+
+def feed_probes(db: "Database", scope: str, *, home_unchanged: bool, full: bool = False) -> list[str]:
+    """The usual feed URLs under ``scope`` that a run asks for, its home page declaring no feed: every one,
+    but those that answered 404 or 410 less than ``PROBE_AGAIN`` ago when the home page is unchanged
+    (a 304, or the same body: nothing on it says a feed appeared) and the run is not ``--full``."""
+    urls = [urljoin(scope, path) for path in COMMON_FEED_PATHS]
+    if full or not home_unchanged:
+        return urls
+    return [url for url in urls if not _missing_lately(get_fetch(db, url))]
+
+
+def _missing_lately(fetch: dict[str, Any] | None) -> bool:
+    if fetch is None or fetch["status"] not in (404, 410):
+        return False
+    return in_future(fetch["checked_at"], slack=-PROBE_AGAIN.total_seconds())
+

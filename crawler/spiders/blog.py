@@ -45,7 +45,7 @@ from archive.tables.media import (
 from archive.tables.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 
 from crawler.discover.feeds import FeedError, item_id, looks_like_feed, parse_feed
-from crawler.discover.incremental import load_plan, sitemap_lastmod
+from crawler.discover.incremental import feed_probes, load_plan, sitemap_lastmod
 from crawler.discover.platforms import PLATFORM_ORIGINS, api_resource, listing_for
 from crawler.discover.platforms.listing import Listed, Unavailable
 from crawler.extract.article_media import page_images
@@ -78,7 +78,6 @@ from crawler.store.archive_store import ArchiveStore
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
 # Where generators put a feed by default (WordPress, Hexo, Hugo, Jekyll, Pelican...).
-COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml", "feeds/all.atom.xml")
 DISCOVERY_PRIORITY = 100
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
 READ_HEAD, READ_TAIL = 2_000_000, 250_000  # bytes of a huge page read to judge it (see _read_part)
@@ -359,6 +358,7 @@ class BlogSpider(Spider):
         part, base = _read_part(response)
         sel = Selector(text=part, type="html")
         feeds = state.feeds = _declared_feeds(base, state, sel)
+        state.home_unchanged = "cached" in response.flags or bool(response.meta.get(UNCHANGED))
         yield SourceUpdate(state.id, kind="home", feeds=feeds)
         # every post when resuming too: the run cut short may have archived a later change than one it left
         state.listing = listing_for(self.store.db, state.id, response_headers(response), sel, base, state.own,
@@ -375,8 +375,9 @@ class BlogSpider(Spider):
         for feed in state.feeds:
             yield self._discovery(state, feed, self.parse_feed, declared_by=home)
         if not state.feeds:
-            for path in COMMON_FEED_PATHS:
-                yield self._discovery(state, urljoin(state.scope, path), self.parse_feed, probe=True)
+            for url in feed_probes(self.store.db, state.scope, home_unchanged=state.home_unchanged,
+                                   full=self.mode == "full"):
+                yield self._discovery(state, url, self.parse_feed, probe=True)
         yield self._discovery(state, urljoin(state.origin, "/robots.txt"), self.parse_robots, probe=True)
 
     def parse_listing(self, response: Response, state: SourceState) -> Iterator[Any]:

@@ -70,6 +70,7 @@ class SourceState:
     plan: SourcePlan | None = None  # what this run does for the source (crawler/discover/incremental.py)
     listing: Listing | None = None  # its platform's listing, while it can be read (crawler/discover/platforms)
     home: str | None = None  # the home page that declared the platform's API
+    home_unchanged: bool = False  # its home page answered 304, or the same body: the usual feed paths may wait
     links: dict[tuple[str, str, str], str | None] = field(default_factory=dict)  # link -> in-scope URL (bounded)
     media: MediaLedger | None = None  # its posts' images (crawler/fetch/media_ledger.py)
     bad_urls: int = 0  # links, feed and sitemap entries that are no URL: taken as no link
