@@ -159,7 +159,9 @@ class ConditionalMiddleware:
             held=len(response.body),
         )
         if response.status != 200:
-            self.store.write(save_fetch, response.url, status=response.status, checked_at=utcnow())
+            # with its source: a cluster job's plan holds the source's rows (a usual feed path's 404 among them)
+            self.store.write(save_fetch, response.url, source_id=request.meta.get("source_id"),
+                             status=response.status, checked_at=utcnow())
             return response
         etag, modified = _header(response, "ETag"), _header(response, "Last-Modified")
         self._check_validators(response, state, sha, etag, modified)
