@@ -248,6 +248,21 @@ def proc_stat(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
+def wait_ended(pid: int, started: str) -> None:
+    """Wait until the process ``pid`` that started at ``started`` has ended: a zombie (its files closed), or
+    gone (reaped, its pid free or taken by another process)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            stat = proc_stat(pid)
+        except OSError:
+            return
+        if stat[0] in "ZX" or stat[19] != started:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"process {pid} did not end")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from blogserver import Blog, BlogServer
-from conftest import BLOGARCHIVE, ROOT, proc_stat, run_cli
+from conftest import BLOGARCHIVE, ROOT, proc_stat, run_cli, wait_ended
 
 HOST = "slow.test"
 POSTS = 48  # more than a crawl holds in flight (downloads queued, pages awaiting extraction)
@@ -107,9 +107,12 @@ def test_kill_9_midway_then_a_normal_run_ends_as_an_uninterrupted_one(server, re
     proc = start_crawl(db, server)
     wait_for(db, "select count(*) from posts", 6, proc)
     victims = [proc.pid, *children(proc.pid)]
+    started = [proc_stat(pid)[19] for pid in victims]
     for pid in victims:
         os.kill(pid, signal.SIGKILL)
     proc.communicate(timeout=30)
+    for pid, start in zip(victims, started):  # the scrapy process holds the archive's lock until its end
+        wait_ended(pid, start)
     assert len(victims) == 2  # blogarchive and its scrapy process
     assert count(db, "select count(*) from posts") < POSTS
     assert integrity(db) == "ok"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from blogserver import Blog, BlogServer, words
-from conftest import BLOGARCHIVE, EXPECTED, ROOT, proc_stat, run_cli
+from conftest import BLOGARCHIVE, EXPECTED, ROOT, proc_stat, run_cli, wait_ended
 from test_interruptions import children, integrity, snapshot
 
 from crawler import settings
@@ -194,28 +194,13 @@ def test_killed_twenty_times_then_one_normal_run(slow_blog, tmp_path):
         # kill() returns before its process has ended; the crawl process, whose parent was the command, holds
         # the archive's lock until its end, which no one here waits for
         for pid, started in killed:
-            _ended(pid, started)
+            wait_ended(pid, started)
         assert integrity(db) == "ok"
         assert saved <= _post_urls(db)  # nothing committed before the kill is gone
     assert kills >= 20
     run_cli(*blog_crawl(db, slow_blog))
     assert integrity(db) == "ok"
     assert snapshot(db)["posts"] == snapshot(reference)["posts"]
-
-
-def _ended(pid: int, started: str) -> None:
-    """Wait until the process ``pid`` that started at ``started`` has ended: a zombie (its files closed), or
-    gone (reaped, its pid free or taken by another process)."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            stat = proc_stat(pid)
-        except OSError:
-            return
-        if stat[0] in "ZX" or stat[19] != started:
-            return
-        time.sleep(0.005)
-    raise AssertionError(f"process {pid} did not end")
 
 
 def _stopped(pid: int) -> None:
