@@ -286,6 +286,25 @@ def test_media_metadata_records_the_urls_and_the_next_crawl_fetches_them(servers
     assert list(statuses(db).values()).count("ok") == 8
 
 
+def test_the_image_cap_given_with_a_url_is_the_source_s_own_and_a_run_s_cap_wins(servers, tmp_path: Path) -> None:
+    blog, cdn = servers
+    db = tmp_path / "archive.db"
+    media_crawl(db, blog, cdn)  # --media-max-mb 1, with the blog's URL
+    assert rows(db, "select media_max_mb from sources") == [{"media_max_mb": 1.0}]
+    assert "media_max_mb=1" in run_cli("sources", "--db", str(db)).stdout
+
+    def crawl_every_source(db: Path, *args: str) -> dict[str, str]:
+        run_cli("add", f"{BASE}/", "--db", str(db))
+        for host, base in ((HOST, blog.base), (CDN, cdn.base)):
+            run_cli("source", "set", HOST, f"map_host={host}={base}", "--db", str(db))
+        run_cli("source", "set", HOST, "media_max_mb=1", "--db", str(db))
+        run_cli("crawl", "--db", str(db), "--delay", "0", *args)  # no URL: the source's own settings
+        return statuses(db)
+
+    assert crawl_every_source(tmp_path / "own.db")["/img/huge.png"] == "too-large"  # over the source's 1 MB
+    assert crawl_every_source(tmp_path / "run.db", "--media-max-mb", "10")["/img/huge.png"] == "ok"  # the run's
+
+
 def test_media_off_per_source_keeps_no_media(servers, tmp_path: Path) -> None:
     blog, cdn = servers
     db = tmp_path / "archive.db"

@@ -44,7 +44,7 @@ def test_source_set_stores_the_settings_and_default_clears_them(db_path):
 @pytest.mark.parametrize(
     "pair,message",
     [
-        ("speed=3", "Error: unknown setting 'speed': one of delay, max_pages, revisit, media, render, map_host, enabled"),
+        ("speed=3", "Error: unknown setting 'speed': one of delay, max_pages, revisit, media, media_max_mb, render, map_host, enabled"),
         ("map_host=set.test", "Error: bad value for map_host: 'set.test': HOST=BASE, as in example.com=http://127.0.0.1:8000"),
         ("media=some", "Error: bad value for media: 'some': one of all, metadata, off"),
         ("delay=-1", "Error: bad value for delay: '-1'"),

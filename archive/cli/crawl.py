@@ -41,7 +41,8 @@ from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_craw
               help="A browser (Chromium) for the pages whose scripts write their text: only those (auto, the default), "
                    "every page (always) or none (never; kept by the URLs' sources; docs/rendering.md).")
 @click.option("--media-max-mb", type=click.FloatRange(min=0, min_open=True),
-              help="Largest image fetched, in MB (default 10); a larger one is recorded, not fetched.")
+              help="Largest image fetched, in MB (default 10); a larger one is recorded, not fetched. "
+                   "Given with URLs, their blogs keep it.")
 @click.option("--workers", type=click.IntRange(min=0),
               help="Extraction worker processes per crawl process (default: one core fewer than the machine has, "
                    "and as many as --memory-mb holds, one at least; 0: extract in the crawl's process). "
@@ -91,12 +92,12 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
         if stale:
             click.echo(f"Warning: took over the lock of pid {stale}, which is no longer running", err=True)
         with crawl_display(quiet) as display:
-            options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages, media=media, render=render,
+            options = CrawlOptions(host_map=host_map, delay=delay, concurrency=concurrency, max_pages=max_pages, media=media,
+                                   media_max_mb=media_max_mb, render=render,
                                    mode="recheck" if recheck else "full" if full else None,
                                    quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
                                    cluster=_cluster(cluster_config, nodes, redis_url),
-                                   settings=({"ARCHIVE_MEDIA_MAX_MB": str(media_max_mb)} if media_max_mb else {})
-                                   | ({} if workers is None else {"ARCHIVE_EXTRACT_WORKERS": str(workers)})
+                                   settings=({} if workers is None else {"ARCHIVE_EXTRACT_WORKERS": str(workers)})
                                    | ({} if memory_mb is None else {"ARCHIVE_MEMORY_MB": str(memory_mb)}),
                                    **display)
             outcome = _launch(db_path, urls, options, lock)

@@ -85,7 +85,8 @@ def source() -> None:
 @click.argument("pairs", nargs=-1, required=True, metavar="KEY=VALUE...")
 @db_option
 def source_set(name: str, pairs: tuple[str, ...], db_path: str) -> None:
-    """Set a source's delay, max_pages, revisit policy, media (all, metadata, off), render (auto, always, never:
+    """Set a source's delay, max_pages, revisit policy, media (all, metadata, off), media_max_mb (the largest post
+    image fetched, in MB), render (auto, always, never:
     a browser for the pages whose scripts write them, docs/rendering.md), map_host (HOST=BASE, one host
     each; default: none) or enabled (VALUE default: the crawl's own). An option given to a crawl wins for that run."""
     values: dict[str, Any] = {}

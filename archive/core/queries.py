@@ -13,7 +13,7 @@ SOURCES_SQL = """
 select
   s.id, s.name, s.url, s.kind, s.enabled, s.feeds, s.sitemaps,
   (select count(*) from posts p where p.source_id = s.id) as posts,
-  s.last_crawl_at, s.last_status, s.revisit, s.delay, s.max_pages, s.media, s.render, s.map_hosts
+  s.last_crawl_at, s.last_status, s.revisit, s.delay, s.max_pages, s.media, s.media_max_mb, s.render, s.map_hosts
 from sources s
 order by s.name
 """

@@ -407,6 +407,13 @@ def add_rendering(db: Database) -> None:
     db["captures"].add_column("fetched_via", str)
 
 
+@migrations()
+def add_source_media_max_mb(db: Database) -> None:
+    # the largest post image a source's crawls fetch, in MB (crawl URL --media-max-mb, or source set NAME
+    # media_max_mb=N); NULL: the crawl's ARCHIVE_MEDIA_MAX_MB
+    db["sources"].add_column("media_max_mb", float)
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     register_functions(db.conn)

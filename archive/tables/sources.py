@@ -3,6 +3,7 @@
 ``delay`` (seconds between requests to the blog's host), ``max_pages`` (page
 budget per run), ``revisit`` (the revisit policy, see ``archive.tables.revisit``)
 ``media`` (``all``, ``metadata``: their URLs only, or ``off``; see ``archive.tables.media``),
+``media_max_mb`` (the largest post image fetched, in MB),
 ``render`` (``auto``: a browser for the pages that need one, ``always``, ``never``; docs/rendering.md),
 ``map_host`` (``HOST=BASE``: fetch HOST's URLs from BASE, one host at a time; column ``map_hosts``)
 and ``enabled``; ``default`` as a value returns to the crawl's own (for ``map_host``: no mapping).
@@ -21,7 +22,7 @@ from archive.core.urls import host_of, parse_host_map
 from archive.tables.media import MODES
 from archive.tables.revisit import parse_policy
 
-SOURCE_SETTINGS = ("delay", "max_pages", "revisit", "media", "render", "map_host", "enabled")
+SOURCE_SETTINGS = ("delay", "max_pages", "revisit", "media", "media_max_mb", "render", "map_host", "enabled")
 RENDER_MODES = ("auto", "always", "never")
 TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off"}
@@ -45,6 +46,10 @@ def parse_setting(key: str, raw: str) -> Any:
             value: Any = float(raw)
             if value < 0:
                 raise ValueError
+        elif key == "media_max_mb":
+            value = float(raw)
+            if not 0 < value < float("inf"):
+                raise ValueError("a number of MB over 0")
         elif key == "max_pages":
             value = int(raw)
             if value < 1:
@@ -119,12 +124,13 @@ def described_settings(source: dict[str, Any], keys: tuple[str, ...] = SOURCE_SE
 
 
 def remember_setup(db: Database, sources: list[dict[str, Any]], *, host_map: dict[str, str],
-                   delay: float | None, media: str | None, render: str | None = None) -> list[dict[str, Any]]:
+                   delay: float | None, media: str | None, render: str | None = None,
+                   media_max_mb: float | None = None) -> list[dict[str, Any]]:
     """Keep what a crawl of these sources (its URLs) was given as their settings; return their rows.
 
     Each source keeps the ``--map-host`` entries of its own hosts (its scope's, the other hosts it took
     as its own, and those mapped to the same server) and those of no source of the crawl (an image
-    host, say), added to its map; ``--delay``, ``--media`` and ``--render`` when given. ``--max-pages``
+    host, say), added to its map; ``--delay``, ``--media``, ``--media-max-mb`` and ``--render`` when given. ``--max-pages``
     is a run's budget, never kept.
     """
     claimed = [_claimed_hosts(source, host_map) for source in sources]
@@ -132,7 +138,7 @@ def remember_setup(db: Database, sources: list[dict[str, Any]], *, host_map: dic
     for source, mine in zip(sources, claimed):
         others = set().union(*(c for c in claimed if c is not mine))
         entries = {host: base for host, base in host_map.items() if host in mine or host not in others}
-        values: dict[str, Any] = {"delay": delay, "media": media, "render": render}
+        values: dict[str, Any] = {"delay": delay, "media": media, "media_max_mb": media_max_mb, "render": render}
         values = {k: v for k, v in values.items() if v is not None}
         if entries:
             values["map_hosts"] = _host_map_column({**host_map_of(source), **entries})

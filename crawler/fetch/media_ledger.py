@@ -107,14 +107,16 @@ class MediaLedger:
                        meta={MEDIA: self, POSTS: posts, "source_id": source_id, "download_maxsize": self.max_file})
 
 
-def ledger_for(settings: Any, mode: str | None, *, theme: set[str], source_bytes: int) -> MediaLedger:
+def ledger_for(settings: Any, mode: str | None, *, theme: set[str], source_bytes: int,
+               max_file_mb: float | None = None) -> MediaLedger:
     """A source's ledger: the run's mode (``crawl --media``), its own (``source set NAME media=...``) or the
-    crawl's ``ARCHIVE_MEDIA``."""
+    crawl's ``ARCHIVE_MEDIA``; its file cap likewise (``max_file_mb``: the run's ``--media-max-mb`` or the
+    source's ``media_max_mb``), else the crawl's ``ARCHIVE_MEDIA_MAX_MB``."""
     mode = mode or settings.get("ARCHIVE_MEDIA")
     if mode not in ("all", "metadata", "off"):
         raise ValueError(f"ARCHIVE_MEDIA is all, metadata or off, not {mode!r}")
     return MediaLedger(mode, theme=theme, source_bytes=source_bytes,
-                       max_file=int(settings.getfloat("ARCHIVE_MEDIA_MAX_MB") * MB),
+                       max_file=int((max_file_mb or settings.getfloat("ARCHIVE_MEDIA_MAX_MB")) * MB),
                        max_post=int(settings.getfloat("ARCHIVE_MEDIA_POST_MB") * MB),
                        max_source=int(settings.getfloat("ARCHIVE_MEDIA_SOURCE_MB") * MB))
 

@@ -48,8 +48,9 @@ class CrawlOptions:
     concurrency: int | None = None  # requests at once per host
     max_pages: int | None = None  # pages fetched at most per source
     media: str | None = None  # all, metadata or off
+    media_max_mb: float | None = None  # the largest post image fetched
     render: str | None = None  # auto, always or never: a browser for the pages that need one
-    keep_setup: bool = True  # host maps, delay, media and render become the URLs' sources' own (import warc's are not)
+    keep_setup: bool = True  # host maps, delay, media (and its cap) and render become the URLs' sources' own (import warc's are not)
     mode: str | None = None  # "recheck", "full", or None: incremental
     quiet: bool = False  # no progress lines, only errors
     log_file: str | None = None  # append the crawl's log (INFO) here
@@ -117,7 +118,7 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
             added = [ensure_source(db, url) for url in urls]
             if options.keep_setup:
                 added = remember_setup(db, added, host_map=options.host_map, delay=options.delay, media=options.media,
-                                       render=options.render)
+                                       render=options.render, media_max_mb=options.media_max_mb)
     except ValueError as e:
         raise ArchiveError(str(e)) from e
     crawled = added if urls else find_sources(db)
@@ -174,7 +175,8 @@ def crawl_command(settings: dict[str, str], options: CrawlOptions, *, urls: tupl
 
 def spider_args(options: CrawlOptions) -> dict[str, str]:
     """The spider's arguments: the run's options that win over a source's own settings, and its mode."""
-    args = {"mode": options.mode, "max_pages": options.max_pages, "media": options.media, "render": options.render}
+    args = {"mode": options.mode, "max_pages": options.max_pages, "media": options.media,
+            "media_max_mb": options.media_max_mb, "render": options.render}
     return {key: str(value) for key, value in args.items() if value}
 
 

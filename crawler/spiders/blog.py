@@ -94,14 +94,16 @@ class BlogSpider(Spider):
     name = "blog"
 
     def __init__(self, url: str | None = None, max_pages: str | None = None, mode: str | None = None,
-                 sources: str | None = None, media: str | None = None, render: str | None = None, **kwargs: Any):
+                 sources: str | None = None, media: str | None = None, render: str | None = None,
+                 media_max_mb: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.seed_urls = url.split() if url else []
         # ids of the sources to crawl (blogarchive crawl --processes N splits them)
         self.source_ids = {int(i) for i in sources.split(",")} if sources else None
-        # the run's own options (blogarchive crawl --max-pages, --media): they win over a source's settings
+        # the run's own options (blogarchive crawl --max-pages, --media, --media-max-mb): they win over a source's settings
         self.max_pages_arg = int(max_pages) if max_pages else None
         self.media_arg = media
+        self.media_max_mb_arg = float(media_max_mb) if media_max_mb else None
         self.render_arg = render
         self.trusted_hosts: set[str] = set()  # hosts the user typed: see crawler.fetch.safety
         self.mode = mode or "incremental"
@@ -160,6 +162,7 @@ class BlogSpider(Spider):
             unsure=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
             media=ledger_for(settings, self.media_arg or source.get("media"), theme=theme_media(self.store.db, source["id"]),
+                             max_file_mb=self.media_max_mb_arg or source.get("media_max_mb"),
                              source_bytes=source_media_bytes(self.store.db, source["id"])),
             render=self.render_arg or source.get("render") or settings.get("ARCHIVE_RENDER"),
             learned=source.get("rendered"),
