@@ -248,19 +248,24 @@ def proc_stat(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
+def running(pid: int, started: str) -> bool:
+    """Whether the process ``pid`` that started at ``started`` still runs: not ended, not a zombie (its files
+    closed) its parent has yet to reap, and not another process that took its pid since (a run of the suite
+    takes some 15,000 pids, threads included, and the kernel's pid_max may be 32768)."""
+    try:
+        fields = proc_stat(pid)
+    except OSError:
+        return False
+    return fields[19] == started and fields[0] not in "ZX"
+
+
 def wait_ended(pid: int, started: str) -> None:
-    """Wait until the process ``pid`` that started at ``started`` has ended: a zombie (its files closed), or
-    gone (reaped, its pid free or taken by another process)."""
+    """Wait until the process ``pid`` that started at ``started`` has ended (``running``)."""
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            stat = proc_stat(pid)
-        except OSError:
-            return
-        if stat[0] in "ZX" or stat[19] != started:
-            return
+    while running(pid, started):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"process {pid} did not end")
         time.sleep(0.005)
-    raise AssertionError(f"process {pid} did not end")
 
 
 def free_port() -> int:

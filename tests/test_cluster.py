@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from blogsite import RouteServer
-from conftest import ROOT, proc_stat, rows, run_cli
+from conftest import ROOT, proc_stat, rows, run_cli, running
 from test_processes import archive_rows, posts_saved, six_blog_servers, six_blogs, summary_counts
 from test_scrapyd import free_port, get_json
 
@@ -291,7 +291,7 @@ def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster,
             time.sleep(0.2)
         os.kill(stalled, signal.SIGCONT)
         deadline = time.monotonic() + 60
-        while _running(stalled, started):  # it stops, and its server is still there to log what it sends
+        while running(stalled, started):  # it stops, and its server is still there to log what it sends
             assert time.monotonic() < deadline, "the stalled job goes on"
             time.sleep(0.2)
         stdout, stderr = proc.communicate(timeout=300)
@@ -300,17 +300,6 @@ def test_a_job_stalled_past_its_lease_never_fetches_from_its_host_again(cluster,
     one, two = archive_rows(one_process[0]), archive_rows(db)
     for table in ("posts", "post_versions", "post_aliases"):
         assert two[table] == one[table], table
-
-
-def _running(pid: int, started: str) -> bool:
-    """Whether the process ``pid`` that started at ``started`` still runs: not ended, not a zombie its
-    node has yet to reap, and not another process that took its pid since (a run of the suite takes
-    some 15,000 pids, threads included, and the kernel's pid_max may be 32768)."""
-    try:
-        fields = proc_stat(pid)
-    except OSError:
-        return False
-    return fields[19] == started and fields[0] not in "ZX"
 
 
 def test_a_killed_job_s_plan_folder_is_removed_by_the_next_job(tmp_path):

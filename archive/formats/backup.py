@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archive.core.db import ArchiveError
-from archive.notify import config_path
+from archive.notify import config_path, load_targets, save_targets
 
 
 @dataclass
@@ -89,18 +89,11 @@ def backup_archive(db_path: str | os.PathLike[str], target: str | os.PathLike[st
 def _copy_targets(source: Path, target: Path) -> str | None:
     """Copy the notification targets of the archive ``source`` beside its copy ``target`` (0600, replaced
     whole); remove an older copy's when the archive has none. Returns the copy's path, if any."""
-    theirs = config_path(target)
-    try:
-        targets = config_path(source).read_bytes()
-    except FileNotFoundError:
-        theirs.unlink(missing_ok=True)
+    if not config_path(source).exists():
+        config_path(target).unlink(missing_ok=True)
         return None
-    partial = theirs.with_name(f".{theirs.name}.partial")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(targets)
-    os.replace(partial, theirs)
-    return str(theirs)
+    save_targets(target, load_targets(source))
+    return str(config_path(target))
 
 
 def _has_posts(conn: sqlite3.Connection) -> bool:

@@ -56,7 +56,8 @@ Normalise = Callable[[str], str | None]
 DAY_ONLY = re.compile(r"\s*\d{4}-\d\d-\d\d\s*")  # a W3C date without its time: 2026-12-05
 # from a day's midnight in UTC to its end in the westernmost zone (UTC-12): the latest time it may name
 DAY_END_ANYWHERE = timedelta(hours=36)
-# Where a blog whose home page declares no feed usually has one, under its scope.
+# Where a blog whose home page declares no feed usually has one, under its scope: where generators put
+# a feed by default (WordPress, Hexo, Hugo, Jekyll, Pelican...).
 COMMON_FEED_PATHS = ("feed", "rss.xml", "atom.xml", "index.xml", "feed.xml", "feeds/all.atom.xml")
 # A usual feed path that answered 404 or 410 is not asked again for this long while the home page is
 # unchanged: a feed that appears without a word of its home page changing is found within a week.
@@ -315,4 +316,3 @@ def _missing_lately(fetch: dict[str, Any] | None) -> bool:
     if fetch is None or fetch["status"] not in (404, 410):
         return False
     return in_future(fetch["checked_at"], slack=-PROBE_AGAIN.total_seconds())
-

@@ -77,7 +77,6 @@ from crawler.spiders.state import LEARNED, SourceState
 from crawler.store.archive_store import ArchiveStore
 
 FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json", "application/json")
-# Where generators put a feed by default (WordPress, Hexo, Hugo, Jekyll, Pelican...).
 DISCOVERY_PRIORITY = 100
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024
 READ_HEAD, READ_TAIL = 2_000_000, 250_000  # bytes of a huge page read to judge it (see _read_part)
