@@ -107,6 +107,9 @@ ARCHIVE_MEDIA_SOURCE_MB = 2048.0
 # driven ($BLOGARCHIVE_CHROMIUM, else the one on PATH: Playwright's own builds are never downloaded).
 ARCHIVE_RENDER = "auto"
 ARCHIVE_RENDER_TIMEOUT = 15.0
+# A rendered page's requests to its blog's host: this many at once, then one per the host's delay
+# (crawler.fetch.render.Bucket): a page's own load is not spread over the crawl's delay
+ARCHIVE_RENDER_BURST = 12
 ARCHIVE_CHROMIUM = os.environ.get("BLOGARCHIVE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 # scrapy-playwright's settings (crawler.fetch.render): headless, as root (no sandbox), nothing
 # the browser would fetch for itself, a fresh context with no profile on disk, two pages at once

@@ -7,9 +7,15 @@ nothing never starts them, nor imports Playwright. One browser per crawl process
 no profile on disk, no service workers, no downloads and no permissions granted; each page is closed
 after use and has ``ARCHIVE_RENDER_TIMEOUT`` seconds to load and fall quiet (no request for half a
 second). A request the page makes goes out only to a host the crawl was given (its sources' hosts
-and the ``--map-host`` mirrors, as ``crawler.fetch.safety`` trusts them), at the pace of the
-crawl's own requests there (the host's download slot and its delay); a script or stylesheet
+and the ``--map-host`` mirrors, as ``crawler.fetch.safety`` trusts them); a script or stylesheet
 from another host only when that host is public; anything else is aborted (``render/aborted``).
+
+A page's requests to its blog's host never wait for the host's download slot, which the page itself
+holds while they load (that wait stalled every crawl with a delay: issue 46). They draw on the host's
+bucket instead: ``ARCHIVE_RENDER_BURST`` requests go at once (a page's own scripts, styles and
+Markdown), then one per the host's delay (a script that asks again and again keeps the crawl's
+pace). A rendered page teaches AutoThrottle nothing (its time is the browser's, not the host's
+latency), and the crawl's next request to the host waits its delay after the page's last one.
 A page sent to a mirror by ``--map-host`` is rendered at the mirror's address.
 
 A page that cannot be rendered (no browser, the time limit passed) is answered as HTTP has it: the
@@ -75,7 +81,8 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
         # the pages the browser renders at once: one waiting for its turn is not yet on the clock
         self.pages = asyncio.Semaphore(crawler.settings.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT"))
         self.verdicts: dict[str, bool] = {}
-        self.paced: dict[str, float] = {}  # host -> when the browser's last request there leaves
+        self.burst = crawler.settings.getint("ARCHIVE_RENDER_BURST")
+        self.buckets: dict[str, Bucket] = {}  # host -> its rendered pages' requests' bucket
         self.closing: set[Any] = set()  # pages being closed: their requests still waiting are aborted
         self.waiting: Counter[Any] = Counter()  # page -> its requests waiting for their turn
 
@@ -98,7 +105,7 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
         self.crawler.stats.inc_value("render/pages")
         # the page is closed here, not by scrapy-playwright: its requests still waiting for their turn are
         # aborted first (Chromium would let them all go at once as the page closes)
-        request.meta.update(playwright=True, playwright_include_page=True,
+        request.meta.update(playwright=True, playwright_include_page=True, autothrottle_dont_adjust_delay=True,
                             playwright_page_goto_kwargs={"wait_until": "networkidle", "timeout": self.timeout * 1000})
         async with self.pages:
             try:
@@ -112,6 +119,7 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
                     await page.close()
                     self.closing.discard(page)
                     del self.waiting[page]
+                self._rendered(request)
 
     async def _browser(self) -> Any:
         async with self.starting:
@@ -166,32 +174,53 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
         return robots is not None and robots.forbids(url)
 
     async def _pace(self, hostname: str, page: Any) -> bool:
-        """Wait as a request of the crawl's to the host waits: its download slot's delay since the last
-        request sent there (the crawl's own, or the browser's), which this one then is. False when its
-        page is closed meanwhile: the request is not to be sent."""
+        """Wait for the host's bucket to give this request its turn (at once while it holds a token).
+        False when its page is closed meanwhile: the request is not to be sent."""
         slot = self.crawler.engine.downloader.slots.get(hostname) if self.crawler.engine else None
         if slot is None or not slot.delay:
             return True
-        now = time.time()  # the clock of Scrapy's slots
-        delay = slot.download_delay()
-        # the slot says when the crawl last sent a request there, which it sets to "now" as it sends one:
-        # the times the browser's requests were given are kept apart, so that none is given one taken already
-        sent = max(now, slot.lastseen + delay, self.paced.get(hostname, 0) + delay)
-        slot.lastseen = self.paced[hostname] = sent
-        if sent > now:
-            self.crawler.stats.inc_value("render/paced")
+        bucket = self.buckets.setdefault(hostname, Bucket(self.burst))
+        sent = bucket.take(time.monotonic(), slot.delay)
+        if sent <= time.monotonic():
+            return True
+        self.crawler.stats.inc_value("render/paced")
         self.waiting[page] += 1
         try:
-            while time.time() < sent and page not in self.closing:
-                await asyncio.sleep(min(PACE_STEP, sent - time.time()))
+            while time.monotonic() < sent and page not in self.closing:
+                await asyncio.sleep(min(PACE_STEP, sent - time.monotonic()))
         finally:
             self.waiting[page] -= 1
         return page not in self.closing
+
+    def _rendered(self, request: "Request") -> None:
+        """The crawl's next request to the page's host waits the host's delay after the page's last
+        request (Scrapy's slots keep their times on the monotonic clock)."""
+        slot_key = request.meta.get("download_slot") or urlsplit(request.url).hostname or ""
+        slot = self.crawler.engine.downloader.slots.get(slot_key) if self.crawler.engine else None
+        if slot is not None:
+            slot.lastseen = max(slot.lastseen, time.monotonic())
 
     async def close(self) -> None:
         if self.browser is not None:
             await self.browser.close()
         await super().close()
+
+
+class Bucket:
+    """A token bucket: ``size`` requests at once, then one per ``delay`` seconds."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.tokens = float(size)
+        self.updated: float | None = None
+
+    def take(self, now: float, delay: float) -> float:
+        """When the next request may leave (``now`` while a token is left); that turn is then taken."""
+        if self.updated is not None:
+            self.tokens = min(self.size, self.tokens + (now - self.updated) / delay)
+        self.updated = now
+        self.tokens -= 1
+        return now if self.tokens >= 0 else now - self.tokens * delay
 
 
 def _first_line(error: BaseException) -> str:
