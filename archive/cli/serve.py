@@ -1,13 +1,15 @@
 """``blogarchive serve``: the archive in Datasette, with the reading room's metadata, templates and plugins."""
 
+import errno
 import json
 import os
+import socket
 import tempfile
 from pathlib import Path
 
 import click
 
-from archive.cli.common import db_option, open_db
+from archive.cli.common import ConfigError, db_option, open_db
 
 DATASETTE_DIR = Path(__file__).parents[1] / "datasette"
 
@@ -37,6 +39,20 @@ def datasette_args(db_path: str, host: str, port: int, public: bool, metadata_pa
     return args
 
 
+def check_port(host: str, port: int) -> None:
+    """Fail with ``ConfigError`` (exit 2) when ``host:port`` cannot be bound: another server has it,
+    or the address is not this machine's. Bound as uvicorn binds it (``SO_REUSEADDR``), then freed."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise ConfigError(f"port {port} on {host} is in use: stop what serves there or choose another --port") from None
+            raise ConfigError(f"cannot serve on {host}:{port}: {e.strerror or e}") from None
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind; 0.0.0.0 exposes the archive.")
 @click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535))
@@ -47,6 +63,7 @@ def serve(host: str, port: int, public: bool, db_path: str) -> None:
     import yaml  # only when serving: not on a crawl's way to its first request
 
     open_db(db_path).close()
+    check_port(host, port)
     name = Path(db_path).stem
     metadata = yaml.safe_load(METADATA.read_text(encoding="utf-8"))
     metadata["databases"] = {name: metadata["databases"]["archive"]}
