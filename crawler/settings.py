@@ -51,6 +51,10 @@ ARCHIVE_REVISIT = "7d:0,90d:1d,*:7d"
 # Longest Retry-After (seconds) waited for within a run; a longer one leaves
 # the host alone until then, in this run and the next.
 ARCHIVE_RETRY_AFTER_MAX = 120.0
+# Seconds a crawl may make no progress, with work pending, before the watchdog gives up what is in
+# flight (and, stalled again, stops the crawl): above every bounded wait of a crawl (Retry-After,
+# AutoThrottle's longest delay, a download's and a rendering's time limits). 0: no watchdog.
+ARCHIVE_STALL_SECONDS = 300.0
 # A descriptor, inherited from `blogarchive crawl`, that holds the archive's
 # crawl lock; unset, the crawl takes the lock itself.
 ARCHIVE_LOCK_FD = None
@@ -194,6 +198,7 @@ ITEM_PIPELINES = {
     "crawler.store.pipelines.ArchivePipeline": 300,
 }
 EXTENSIONS = {
+    "crawler.fetch.watchdog.Watchdog": 400,
     "crawler.run.progress.Progress": 500,
     "crawler.extract.pool.ExtractionPool": 100,
     "crawler.fetch.stopping.Stopping": 0,

@@ -50,6 +50,9 @@ from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_craw
 @click.option("--memory-mb", type=click.IntRange(min=1),
               help="The memory budget of the crawl's processes, in MB (default 512): it bounds the extraction "
                    "workers and the big pages on their way at once.")
+@click.option("--stall-seconds", type=click.FloatRange(min=0),
+              help="Seconds the crawl may make no progress before what is in flight is given up as stalled, and "
+                   "then the crawl stopped (default 300; 0: never; docs/reliability.md).")
 @click.option("--recheck", is_flag=True, help="Revalidate every known post (conditional requests).")
 @click.option("--full", is_flag=True, help="Rediscover everything as a first crawl does, without validators.")
 @click.option("--dry-run", is_flag=True, help="List what the run would request and why; fetch and write nothing.")
@@ -60,7 +63,7 @@ from crawler.run.launch import CrawlFailed, CrawlOptions, CrawlOutcome, run_craw
 def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None,
           concurrency: int | None, max_pages: int | None, processes: int, cluster_config: str | None,
           nodes: tuple[str, ...], redis_url: str | None, media: str | None, render: str | None, media_max_mb: float | None,
-          workers: int | None, memory_mb: int | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
+          workers: int | None, memory_mb: int | None, stall_seconds: float | None, recheck: bool, full: bool, dry_run: bool, quiet: bool,
           log_file: str | None, verbose: bool, db_path: str) -> None:
     """Crawl blogs into the archive.
 
@@ -70,8 +73,9 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
     a crawl of its URL was given as its own settings (blogarchive
     sources); an option given to a run wins for that run. A source's first
     crawl is complete; later ones are incremental. Exit codes: 0 all
-    sources fine, 1 some failed or the run was interrupted, 2 usage or
-    configuration error, 75 another crawl is running on the archive.
+    sources fine, 1 some failed, the run was interrupted or it stalled,
+    2 usage or configuration error, 75 another crawl is running on the
+    archive.
     """
     for url in urls:
         if not is_http_url(url):
@@ -98,7 +102,8 @@ def crawl(urls: tuple[str, ...], map_hosts: tuple[str, ...], delay: float | None
                                    quiet=quiet, log_file=log_file, verbose=verbose, processes=processes,
                                    cluster=_cluster(cluster_config, nodes, redis_url),
                                    settings=({} if workers is None else {"ARCHIVE_EXTRACT_WORKERS": str(workers)})
-                                   | ({} if memory_mb is None else {"ARCHIVE_MEMORY_MB": str(memory_mb)}),
+                                   | ({} if memory_mb is None else {"ARCHIVE_MEMORY_MB": str(memory_mb)})
+                                   | ({} if stall_seconds is None else {"ARCHIVE_STALL_SECONDS": str(stall_seconds)}),
                                    **display)
             outcome = _launch(db_path, urls, options, lock)
         try:
@@ -161,6 +166,9 @@ def _report(outcome: CrawlOutcome) -> None:
     if run["status"] == "running":
         click.echo(f"Error: run {run['id']} stopped without closing (see its log); what it saved is kept", err=True)
     click.echo(outcome.summary())
+    if run["status"] == "stalled":
+        click.echo(f"Error: run {run['id']} stalled: {outcome.stalled} requests made no progress within --stall-seconds "
+                   f"and were given up (crawl_errors of kind 'stalled'); the rest was archived", err=True)
     for source in outcome.failed:
         click.echo(f"Error: {source['name']}: the crawl failed (see crawl_errors of run {run['id']})", err=True)
     if not outcome.ok:

@@ -37,6 +37,7 @@ from archive.core.urls import host_of
 
 from crawler.fetch.lease import LeasedDownloadHandler
 from crawler.fetch.safety import RobotsPolicyMiddleware, host_verdict, trusted_hosts
+from crawler.fetch.watchdog import Watchdog
 from crawler.memory import BROWSER_MB, rendering_mb
 from crawler.meta import HTTP_ANSWER, RENDER, RENDER_FAILED, RENDER_MAY
 
@@ -87,6 +88,11 @@ class RenderingDownloadHandler(LeasedDownloadHandler):
         self.waiting: Counter[Any] = Counter()  # page -> its requests waiting for their turn
 
     async def download_request(self, request: "Request") -> "Response":
+        watchdog = Watchdog.of(self.crawler)
+        download = self._download(request)
+        return await (watchdog.watch(request, download) if watchdog else download)
+
+    async def _download(self, request: "Request") -> "Response":
         if not request.meta.get(RENDER):
             return await super().download_request(request)
         try:

@@ -73,6 +73,7 @@ class CrawlOutcome:
     failed: list[dict[str, Any]]  # the run's sources whose crawl failed
     returncode: int  # the crawl process's
     errors: Counter[str] = field(default_factory=Counter)  # "blog", "other hosts" (archive.core.queries.run_errors)
+    stalled: int = 0  # the requests the watchdog gave up (crawler.fetch.watchdog)
 
     @property
     def ok(self) -> bool:
@@ -154,8 +155,10 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
     run_sources = set(json.loads(run["sources"] or "[]"))
     failed = [s for s in list_sources(db) if s["id"] in run_sources and s["last_status"] == "failed"]
     errors = sum(run_errors(db, run["id"]).values(), Counter())
+    stalled = db.execute("select count(*) from crawl_errors where run_id = ? and kind = 'stalled'", [run["id"]]).fetchone()[0]
     db.close()
-    return CrawlOutcome(run=run, seconds=time.monotonic() - started, failed=failed, returncode=returncode, errors=errors)
+    return CrawlOutcome(run=run, seconds=time.monotonic() - started, failed=failed, returncode=returncode, errors=errors,
+                        stalled=stalled)
 
 
 def crawl_command(settings: dict[str, str], options: CrawlOptions, *, urls: tuple[str, ...] = (),

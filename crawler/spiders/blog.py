@@ -56,6 +56,7 @@ from crawler.fetch.hostdown import HostDown
 from crawler.fetch.media_ledger import POSTS, MediaRefused, ledger_for
 from crawler.fetch.middlewares import NETWORK_FAILURES, TooLarge, network_kind
 from crawler.fetch.stopping import NotSent
+from crawler.fetch.watchdog import Stalled
 from crawler.items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, SourceUpdate
 from crawler.judge.encoding import html_encoding
 from crawler.judge.pages import (
@@ -905,6 +906,8 @@ def _error_kind(failure: Failure) -> str:
     message = _error_message(failure)
     if failure.check(HostDown):
         return "host-down"
+    if failure.check(Stalled):
+        return "stalled"
     # DownloadCancelledError: Scrapy's, once more bytes came than the size cap
     if failure.check(TooLarge, DownloadCancelledError) or "DOWNLOAD_MAXSIZE" in message or "larger than download max size" in message:
         return "too-large"

@@ -185,6 +185,8 @@ class ArchivePipeline:
     def spider_closed(self, reason: str) -> None:
         if not self.run_id or self.store.fatal:
             return
+        if reason == "finished" and self.crawler.stats.get_value("stall/count"):
+            reason = "stalled"  # what stalled was given up (crawler.fetch.watchdog), the rest finished
         try:
             self.store.apply_now(self._close_run, reason, time.monotonic() - self.started)
         except (sqlite3.OperationalError, ArchiveUnwritable) as e:
