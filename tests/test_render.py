@@ -83,9 +83,47 @@ def test_a_body_far_shorter_than_its_feed_entry_or_the_blogs_other_pages():
     teaser = '<html><body><article><p>The first lines only.</p></article><script src="/app.js"></script></body></html>'
     assert render_reason(tree(teaser)) is None
     assert render_reason(tree(teaser), feed_text="x " * 600).startswith("its text (21 characters) is far shorter")
-    assert render_reason(tree(teaser), blog_has_text=True) == "no article text, where the blog's other pages have one"
+    # a paragraph of its own is the page's text: short, not a shell, unless the feed says the post is longer
+    assert render_reason(tree(teaser), blog_has_text=True) is None
+    empty = '<html><body><nav><a href="/">Home</a></nav><div class="post"></div><script src="/app.js"></script></body></html>'
+    assert render_reason(tree(empty), blog_has_text=True) == "no article text, where the blog's other pages have one"
     # without a script, nothing a browser would run could add to it
-    assert render_reason(tree('<html><body><p>The first lines only.</p></body></html>'), blog_has_text=True) is None
+    assert render_reason(tree('<html><body><nav><a href="/">Home</a></nav></body></html>'), blog_has_text=True) is None
+    # the title its feed entry gives it, absent from a page with a footer's paragraph: a shell all the same
+    footer = empty.replace("</body>", "<footer><p>© 2024 Jane</p></footer></body>")
+    assert render_reason(tree(footer), title="Mending the dinghy", blog_has_text=True) is not None
+    assert render_reason(tree(footer.replace("<nav>", "<nav><h1>Mending the “dinghy”</h1>")),
+                         title='Mending the "dinghy"', blog_has_text=True) is None
+
+
+# Comment widgets as their services tell authors to paste them into a static page (issue 46): an
+# empty element with an id, a script, and (Disqus) a <noscript> that asks for JavaScript
+WIDGETS = {
+    "discourse": '<div id="discourse-comments"></div><script>DiscourseEmbed = {discourseUrl: "https://forum.example/"};'
+                 '(function() { var d = document.createElement("script"); d.src = DiscourseEmbed.discourseUrl + '
+                 '"javascripts/embed.js"; document.body.appendChild(d); })();</script><div id="completion-status"></div>',
+    "disqus": '<div id="disqus_thread"></div><script>var disqus_config = function () {};</script>'
+              '<script src="https://example.disqus.com/embed.js" async></script>'
+              '<noscript>Please enable JavaScript to view the comments powered by Disqus.</noscript>',
+    "giscus": '<div id="giscus-container"></div><script src="https://giscus.app/client.js" data-repo="a/b" async></script>',
+    "utterances": '<div id="comments"></div><script src="https://utteranc.es/client.js" repo="a/b" async></script>',
+    "waline": '<div id="waline"></div><script src="https://unpkg.com/@waline/client/dist/waline.js"></script>'
+              '<script>Waline.init({el: "#waline"})</script>',
+}
+
+
+@pytest.mark.parametrize("widget", sorted(WIDGETS))
+def test_a_short_static_page_with_a_comment_widget_needs_no_browser(widget):
+    # a short post (a photo, a note) or a site page: little text, all of it in the HTML
+    short = (f'<html><body><header><a href="/">Notes</a></header><main><h1>Gone fishing</h1>'
+             f'<p>Back on Monday.</p></main>{WIDGETS[widget]}<script src="/js/theme.min.js"></script></body></html>')
+    assert render_reason(tree(short)) is None
+    assert render_reason(tree(short), title="Gone fishing", blog_has_text=True) is None
+    # a feed entry that says the post is no longer than that: nothing more for a browser to find
+    assert render_reason(tree(short), feed_text="Back on Monday.", title="Gone fishing", blog_has_text=True) is None
+    # the same widget on a shell that shows nothing of its own is no reason to keep it from the browser
+    shell = f'<html><body><div id="app"></div><script src="/assets/index.js"></script>{WIDGETS[widget]}</body></html>'
+    assert render_reason(tree(shell)) is not None
 
 
 def test_hash_routes_are_pages_and_their_anchors_are_not():
@@ -298,6 +336,29 @@ def test_short_static_pages_with_a_script_and_a_search_box_start_no_browser(tmp_
 
 @needs_chromium
 @pytest.mark.slow
+def test_comment_widgets_on_a_static_blog_start_no_browser_at_the_default_delay(tmp_path):
+    # every post and a short page carry Discourse's and Disqus's embeds as their services give them
+    # (before: each short page with them was rendered, and the crawl stalled after the first)
+    site = tmp_path / "site"
+    shutil.copytree(SITE, site)
+    widgets = WIDGETS["discourse"] + WIDGETS["disqus"] + '<script src="/js/theme.min.js"></script>'
+    (site / "notes" / "short").mkdir(parents=True)
+    (site / "notes" / "short" / "index.html").write_text(
+        f"<html><body><h1>Gone fishing</h1><p>Back on Monday.</p>{widgets}</body></html>", encoding="utf-8")
+    for post in (site / "p").glob("*/index.html"):
+        post.write_text(post.read_text().replace("</body>", f'<a href="/notes/short/">note</a>{widgets}</body>'))
+    log, db = tmp_path / "a.log", tmp_path / "a.db"
+    with StaticServer(site) as server:
+        proc = run_cli("crawl", "http://example-notes.test/", "--db", str(db), "--map-host",
+                       f"example-notes.test={server.base}", "--log-file", str(log), timeout=200)
+    assert "posts 7 new" in proc.stdout
+    assert "http://example-notes.test/notes/short/" in {p["url"] for p in rows(db, "select url from pages")}
+    assert "render/" not in log.read_text()
+    assert {p["fetched_via"] for p in rows(db, "select fetched_via from pages")} == {"http"}
+
+
+@needs_chromium
+@pytest.mark.slow
 def test_a_short_page_no_feed_lists_starts_no_browser_whenever_it_comes(tmp_path):
     # a static blog's near-empty page with the theme's script (a story of two lines, as Nikola's
     # stories/ have them), which no feed lists, read after the posts whose text the blog has: its
@@ -428,7 +489,7 @@ def test_a_page_that_never_settles_is_archived_as_fetched_with_an_error(tmp_path
         '<meta property="article:published_time" content="2024-05-01T10:00:00+00:00">'
         '<link rel="alternate" type="application/rss+xml" href="/feed.xml"></head><body>'
         '<noscript>Please enable JavaScript for the comments.</noscript><div id="app"></div>'
-        '<article><h1>Always busy</h1><p>Short.</p></article>'
+        '<div class="lede">Short.</div>'  # no heading, no paragraph: it shows no text of its own
         '<script>setInterval(() => fetch("/ping?" + Date.now()).catch(() => 0), 100)</script></body></html>')
     db = tmp_path / "a.db"
     with StaticServer(site, TimedHandler) as server:

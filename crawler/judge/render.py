@@ -4,9 +4,17 @@ Some blogs send no article in their HTML: the page is a shell that its scripts f
 renders Markdown in the browser, single-page-app themes fetch posts as JSON). ``render_reason``
 says why a page is such a shell, from the page and what the blog's other pages and its feed said
 of it, or None when its HTML holds its text. Pure: it reads an lxml tree, never the network.
+
+The shape of a shell (an empty element with an id, a script bundle, a ``<noscript>`` that asks for
+JavaScript) is also the shape of every comment, share, search and analytics widget on a static
+page (Disqus's ``<div id="disqus_thread">`` comes with such a ``<noscript>``). So a shape counts
+only on a page that shows no text of its own: the title its feed entry gives it, where there is
+one, or else a heading or a paragraph. A page whose text is in its HTML is never rendered, whatever
+widgets it carries; what a browser would add is then measured against the feed (``feed_text``).
 """
 
 import re
+import unicodedata
 
 from lxml import etree
 
@@ -15,37 +23,58 @@ BOOTSTRAPS = re.compile(r"window\.\$docsify\b|window\.__NUXT__\b|window\.__INITI
                         r"ReactDOM\.(?:render|createRoot)\s*\(")
 ASKS_FOR_SCRIPTS = re.compile(r"enable javascript|javascript (?:is )?(?:required|disabled|needed)|turn on javascript|"
                               r"requires javascript|needs javascript|启用\s*javascript|开启\s*javascript", re.I)
+WORD = re.compile(r"\w+")
 SHELL_CHARS = 200  # a page with less text than this holds no article
 SHORT_SHARE = 0.3  # a page with less than this share of its feed entry's text lost the rest to its scripts
 FEED_CHARS = 500  # a feed entry shorter than this (a summary) says nothing of the page's length
 UNSEEN = {"script", "style", "noscript", "template", "head"}
+CONTENT = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "pre", "blockquote", "table")  # a page's own text, not its menus
 FIELDS = {"input", "select", "textarea"}  # a form's fields, whose widget may fill an empty element beside them
 
 
-def render_reason(root: etree._Element, *, feed_text: str | None = None, blog_has_text: bool = False) -> str | None:
+def render_reason(root: etree._Element, *, feed_text: str | None = None, title: str | None = None,
+                  blog_has_text: bool = False) -> str | None:
     """Why the page's text is written by its scripts (a short phrase), or None when its HTML holds it.
 
-    ``feed_text``: the text of the page's feed entry, if any; ``blog_has_text``: the blog's other
-    pages, as fetched, held an article's text.
+    ``feed_text``: the text of the page's feed entry, if any; ``title``: the title its feed entry
+    gives it, if any; ``blog_has_text``: the blog's other pages, as fetched, held an article's text.
     """
     scripts = list(root.iter("script"))
     text = visible_text(root)
+    shell = len(text) < SHELL_CHARS and not shows_own_text(root, text, title)
     for script in scripts:
         if script.text and (found := BOOTSTRAPS.search(script.text)):
-            if len(text) < SHELL_CHARS or found.group(0).startswith("window.$docsify"):
+            if shell or found.group(0).startswith("window.$docsify"):
                 return f"a client-side renderer boots it ({found.group(0).rstrip('( ')})"
-    for noscript in root.iter("noscript"):
-        if ASKS_FOR_SCRIPTS.search(noscript.text_content()) and len(text) < SHELL_CHARS:
+    if shell:
+        if any(ASKS_FOR_SCRIPTS.search(noscript.text_content()) for noscript in root.iter("noscript")):
             return "its <noscript> asks for JavaScript"
-    if len(text) < SHELL_CHARS and any(s.get("src") for s in scripts):
-        mount = empty_mount(root)
-        if mount is not None:
+        if any(s.get("src") for s in scripts) and (mount := empty_mount(root)) is not None:
             return f"an empty mount element (#{mount}) and a script bundle"
     if feed_text and len(feed_text) >= FEED_CHARS and len(text) < SHORT_SHARE * len(feed_text):
         return f"its text ({len(text)} characters) is far shorter than its feed entry's ({len(feed_text)})"
-    if blog_has_text and len(text) < SHELL_CHARS and scripts:
+    if blog_has_text and shell and scripts:
         return "no article text, where the blog's other pages have one"
     return None
+
+
+def shows_own_text(root: etree._Element, text: str, title: str | None) -> bool:
+    """Whether the page's HTML shows a text of its own: the title its feed gives it (when it has
+    one), else a heading or a paragraph with words."""
+    if title and (wanted := _words(title)):
+        return wanted in _words(text)
+    body = root.find("body")
+    return body is not None and any(
+        " ".join(element.itertext()).strip() for element in body.iter(*CONTENT) if not _unseen(element))
+
+
+def _words(text: str) -> str:
+    """The text's words alone, folded: a title printed with other quotes, dashes or entities still matches."""
+    return " ".join(WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def _unseen(element: etree._Element) -> bool:
+    return any(isinstance(a.tag, str) and a.tag in UNSEEN for a in element.iterancestors())
 
 
 def visible_text(root: etree._Element) -> str:

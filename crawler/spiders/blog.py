@@ -630,7 +630,7 @@ class BlogSpider(Spider):
             listing = listing_reason(url, state.scope)
             why = state.render_first(url)
             if not why and not (listing not in (None, HOME) and state.home_static):
-                why = render_reason(sel.root, feed_text=_entry_text(entry),
+                why = render_reason(sel.root, feed_text=_entry_text(entry), title=(entry or {}).get("title"),
                                     blog_has_text=state.with_text >= LEARNED and listing is None and entry is not None)
             state.home_static = state.home_static or (listing == HOME and not why)
             if why:
