@@ -82,10 +82,10 @@ def test_what_is_not_archived_is_not_served(archived, served, path: str) -> None
 def test_the_post_page_shows_its_archived_images_with_the_blog_gone(browser, archived, served) -> None:  # noqa: F811
     base, database = served
     browser.get(f"{base}/{database}/posts/{post_id(archived, '/p/1/')}")
-    images = browser.find_elements(By.CSS_SELECTOR, ".post-media img")
+    images = browser.find_elements(By.CSS_SELECTOR, "article.post img")
     assert [i.get_attribute("alt") for i in images] == ["A diagram", "A photo", ""]
     assert all(src.startswith(f"{base}/-/blogarchive/{database}/media/") for src in (i.get_attribute("src") for i in images))
-    assert natural_widths(browser, ".post-media img") == [64, 1280, 600]
+    assert natural_widths(browser, "article.post img") == [64, 1280, 600]
 
 
 def test_a_missing_image_shows_its_alt_text(browser, archived, served) -> None:  # noqa: F811
@@ -93,14 +93,14 @@ def test_a_missing_image_shows_its_alt_text(browser, archived, served) -> None: 
     browser.get(f"{base}/{database}/posts/{post_id(archived, '/p/3/')}")
     missing = browser.find_element(By.CSS_SELECTOR, ".media-missing")
     assert "The missing one" in missing.text and "http 404" in missing.text
-    assert natural_widths(browser, ".post-media img") == [100]
+    assert natural_widths(browser, "article.post img") == [100]
 
 
 def test_the_svg_script_never_runs(browser, archived, served) -> None:  # noqa: F811
     base, database = served
     browser.get(f"{base}/{database}/posts/{post_id(archived, '/p/2/')}")
-    assert natural_widths(browser, ".post-media img[alt='A drawing']") == [120]
-    browser.get(browser.find_element(By.CSS_SELECTOR, ".post-media img[alt='A drawing']").get_attribute("src"))  # opened on its own, where a script could run
+    assert natural_widths(browser, "article.post img[alt='A drawing']") == [120]
+    browser.get(browser.find_element(By.CSS_SELECTOR, "article.post img[alt='A drawing']").get_attribute("src"))  # opened on its own, where a script could run
     assert browser.find_element(By.ID, "box").get_attribute("data-ran") is None
     with SiteServer(media_blog()) as blog:  # the control: as the blog served it, its script runs
         browser.get(blog.base + "/img/drawing.svg")

@@ -5,7 +5,8 @@ its bytes say, with a Content-Security-Policy that lets nothing in it run or
 load (an SVG's scripts above all: ``sandbox`` and ``default-src 'none'``) and
 ``nosniff``. Post pages get ``post_media_of(post_id)``: the post's media in
 order, each with the route of its archived body, or none (then the page shows
-its alt text and why it is missing).
+its alt text and why it is missing); ``captured_page_of(url)``: the last page captured at
+``url``, which says where each image sat in the post (archive/datasette/reading.py).
 """
 
 from collections.abc import Callable
@@ -61,4 +62,10 @@ def extra_template_vars(template: str, database: str | None, datasette: Datasett
         return [{**dict(r), "src": media_path(datasette, database, r["id"]) if r["status"] == "ok" else None}
                 for r in found]
 
-    return {"post_media_of": post_media_of}
+    async def captured_page_of(url: str) -> bytes | None:
+        row = (await datasette.get_database(database).execute(
+            "select b.body from captures c join capture_bodies b on b.sha256 = c.sha256 "
+            "where c.url = ? and c.status = 200 order by c.id desc limit 1", [url])).first()
+        return stored_body(row["body"]) if row else None
+
+    return {"post_media_of": post_media_of, "captured_page_of": captured_page_of}

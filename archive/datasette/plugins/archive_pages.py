@@ -1,11 +1,12 @@
 """What the archive's pages know beyond their row: the front page's blogs, newest
-posts and last crawl, and a post page's blog.
+posts and last crawl; a post page's blog, and the posts of that blog before and after it.
 
 The front page runs the canned queries of metadata.yml (``crawl_health``,
 ``latest``), so it and the queries a visitor can open always agree.
 """
 
 import json
+from datetime import date
 from typing import Any
 
 from datasette import hookimpl
@@ -13,6 +14,20 @@ from datasette.app import Datasette
 from datasette.utils.asgi import Request
 
 NEWEST = 10
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December"]
+
+
+def long_date(value: str | None) -> str:
+    """An ISO 8601 date or time as a reader writes a date (``2024-03-12T08:00:00Z``: 12 March 2024);
+    "date unknown" when there is none, the value itself when it is no date."""
+    if not value:
+        return "date unknown"
+    try:
+        day = date.fromisoformat(value[:10])
+    except ValueError:
+        return value
+    return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
 
 
 async def archive_summary(datasette: Datasette, database: str, actor: Any) -> dict[str, Any] | None:
@@ -58,12 +73,25 @@ def extra_template_vars(template: str, database: str | None, datasette: Datasett
                 "select id, name, url from sources where id = ?", [source_id])).first()
             return dict(row) if row else None
 
-        return {"source_of": source_of}
+        async def neighbours_of(post: Any) -> dict[str, dict[str, Any] | None]:
+            """The blog's posts just older and just newer than ``post`` (by publication, else first seen)."""
+            db, when = datasette.get_database(database), post["published"] or post["first_seen"]
+            found = {}
+            for name, sign, order in (("older", "<", "desc"), ("newer", ">", "asc")):
+                row = (await db.execute(
+                    "select id, title, url from posts where source_id = ? and id != ? "
+                    f"and (coalesce(published, first_seen), id) {sign} (?, ?) "
+                    f"order by coalesce(published, first_seen) {order}, id {order} limit 1",
+                    [post["source_id"], post["id"], when, post["id"]])).first()
+                found[name] = dict(row) if row else None
+            return found
+
+        return {"source_of": source_of, "neighbours_of": neighbours_of, "long_date": long_date}
     if template not in ("index.html", "database.html"):
-        return {}
+        return {"long_date": long_date}
 
     async def inner() -> dict[str, Any]:
         name = database or datasette.get_database().name
-        return {"archive": await archive_summary(datasette, name, request.actor if request else None)}
+        return {"archive": await archive_summary(datasette, name, request.actor if request else None), "long_date": long_date}
 
     return inner
