@@ -27,7 +27,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from archive.core.db import open_archive, utcnow
+from archive.core.db import open_archive, utcnow, writing
 from archive.tables.grades import GRADES, rank
 
 DIGESTS = ("run", "daily")
@@ -111,12 +111,12 @@ def check_url(url: str) -> None:
 def add_target(db: Database, db_path: str | os.PathLike[str], target: Target) -> None:
     """Add or replace a target; it hears of the changes after this moment, not the archive's past."""
     check_url(target.url)
-    targets = [t for t in load_targets(db_path) if t.id != target.id]
-    save_targets(db_path, [*targets, target])
-    last_version = db.execute("select coalesce(max(id), 0) from post_versions").fetchone()[0]
-    last_gone = db.execute("select coalesce(max(gone_at), '') from posts").fetchone()[0]
-    _state_table(db).upsert({"target": target.id, "last_version_id": last_version, "last_gone_at": last_gone,
-                             "last_sent_at": None, "last_error": None, "last_error_at": None}, pk="target")
+    with writing(db):  # a busy archive refuses it before the targets' file is written
+        last_version = db.execute("select coalesce(max(id), 0) from post_versions").fetchone()[0]
+        last_gone = db.execute("select coalesce(max(gone_at), '') from posts").fetchone()[0]
+        _state_table(db).upsert({"target": target.id, "last_version_id": last_version, "last_gone_at": last_gone,
+                                 "last_sent_at": None, "last_error": None, "last_error_at": None}, pk="target")
+        save_targets(db_path, [*(t for t in load_targets(db_path) if t.id != target.id), target])
 
 
 def remove_target(db: Database, db_path: str | os.PathLike[str], key: str) -> Target | None:
@@ -124,9 +124,10 @@ def remove_target(db: Database, db_path: str | os.PathLike[str], key: str) -> Ta
     targets = load_targets(db_path)
     found = next((t for i, t in enumerate(targets, 1) if key in (t.id, t.url, str(i))), None)
     if found:
-        save_targets(db_path, [t for t in targets if t is not found])
-        if db["notify_state"].exists():
-            db.execute("delete from notify_state where target = ?", [found.id])
+        with writing(db):
+            if db["notify_state"].exists():
+                db.execute("delete from notify_state where target = ?", [found.id])
+            save_targets(db_path, [t for t in targets if t is not found])
     return found
 
 

@@ -1,17 +1,22 @@
 """Every command agrees: one convention of exit codes (0 done, 1 failed, 2 usage, 75 busy), a missing
 archive refused rather than created, a damaged one refused in one line, and help and output a person can read."""
 
+import contextlib
 import importlib.metadata
 import os
 import shutil
 import sqlite3
 import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
-from conftest import BLOGARCHIVE, ROOT, run_cli
+from conftest import BLOGARCHIVE, ROOT, rows, run_cli
 
 from archive import ensure_source, open_archive, save_alias, save_post, start_run
 from archive.cli import cli
@@ -236,3 +241,119 @@ def test_the_shell_completion_the_readme_gives_works():
     words = {"COMP_WORDS": "blogarchive ex", "COMP_CWORD": "1", "_BLOGARCHIVE_COMPLETE": "bash_complete"}
     done = subprocess.run([BLOGARCHIVE], capture_output=True, text=True, env={**os.environ, **words}, timeout=30)
     assert done.stdout.split() == ["plain,export", "plain,extract"]
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    """``blogarchive ARGS`` in this process: its exit code, output and errors."""
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("args", READERS + [["notify", "list"], ["notify", "add", "json://hooks.test/x"]], ids=" ".join)
+def test_an_empty_file_is_no_archive_and_stays_empty(tmp_path, args):
+    db = tmp_path / "empty.db"
+    db.touch()
+    code, _, errors = invoke(*[a.format(tmp=tmp_path) for a in args], "--db", str(db))
+    assert (code, errors) == (2, f"Error: no archive at {db} (an empty file)\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["empty.db"] and db.stat().st_size == 0
+
+
+def test_add_makes_an_empty_file_an_archive(tmp_path):
+    db = tmp_path / "empty.db"
+    db.touch()
+    assert invoke("add", "https://blog.test/", "--db", str(db)) == (0, "source blog.test: https://blog.test/\n", "")
+    assert invoke("sources", "--db", str(db))[1].startswith("blog.test\thttps://blog.test/\t")
+
+
+READING = [
+    ["sources"], ["runs"], ["search", "word3x7"], ["history", POST], ["notify", "list"],
+    ["export", "sql"], ["export", "csv", "--table", "posts"], ["export", "json", "--query", "select url from posts"],
+    ["export", "markdown", "-o", "{out}/md"], ["export", "opml"], ["export", "epub", "-o", "{out}/blog.epub"],
+    ["export", "warc", "-o", "{out}/blog.warc.gz"],
+]
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+
+
+@pytest.fixture(scope="module")
+def unwritable_archive(small_archive):
+    """The small archive in a folder its reader cannot write (read as nobody when the tests run as root,
+    whom no permission stops), beside a folder it can write its exports to."""
+    base = Path(tempfile.mkdtemp(prefix="blogarchive-ro-"))
+    (base / "ro").mkdir()
+    (base / "out").mkdir()
+    db = base / "ro" / "archive.db"
+    shutil.copy(small_archive, db)
+    db.chmod(0o444)
+    for folder, mode in ((base, 0o755), (base / "ro", 0o555), (base / "out", 0o777)):
+        folder.chmod(mode)
+    yield db
+    (base / "ro").chmod(0o755)
+    shutil.rmtree(base)
+
+
+@pytest.mark.parametrize("args", READING, ids=" ".join)
+def test_reading_commands_read_an_archive_in_a_folder_the_user_cannot_write(unwritable_archive, args):
+    db, out = unwritable_archive, unwritable_archive.parent.with_name("out")
+    tried = subprocess.run([*NOBODY, "touch", str(db.parent / "x")], capture_output=True, text=True)
+    assert tried.returncode == 1 and "Permission denied" in tried.stderr  # the folder is truly read-only to the reader
+    before = db.read_bytes()
+    proc = subprocess.run([*NOBODY, BLOGARCHIVE, *[a.format(out=out) for a in args], "--db", str(db)],
+                          capture_output=True, text=True, timeout=60, cwd=out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout or "written to" in proc.stderr
+    assert sorted(p.name for p in db.parent.iterdir()) == ["archive.db"] and db.read_bytes() == before
+
+
+@contextlib.contextmanager
+def committing(db: Path, every: float) -> Iterator[None]:
+    """Another connection that writes to ``db`` as a crawl's writer does: a short transaction every ``every`` seconds."""
+    stop = threading.Event()
+
+    def write() -> None:
+        conn = sqlite3.connect(db, isolation_level=None, timeout=30)
+        while not stop.is_set():
+            conn.execute("begin immediate")
+            conn.execute("update crawl_runs set pages = coalesce(pages, 0) + 1")
+            conn.execute("commit")
+            time.sleep(every)
+        conn.close()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        writer.join()
+
+
+APPRISE_IMGHDR = "ignore:'imghdr' is deprecated:DeprecationWarning"  # Apprise's e-mail plugin imports imghdr
+
+
+@pytest.mark.filterwarnings(APPRISE_IMGHDR)
+def test_settings_commands_wait_for_a_writer_that_commits_often(small_archive, tmp_path):
+    db = tmp_path / "busy.db"
+    shutil.copy(small_archive, db)
+    with committing(db, every=0.002):
+        done = [invoke("source", "set", "blog.test", f"delay={n}", "--db", str(db))[0] for n in range(40)]
+        done += [invoke("notify", "add", f"json://hooks.test/{n}", "--db", str(db))[0] for n in range(10)]
+    assert done == [0] * 50
+    assert rows(db, "select delay from sources") == [{"delay": 39.0}] and len(rows(db, "select * from notify_state")) == 10
+
+
+@pytest.mark.filterwarnings(APPRISE_IMGHDR)
+@pytest.mark.parametrize("args", [["notify", "add", "json://hooks.test/x"], ["source", "set", "blog.test", "delay=5"]],
+                         ids=" ".join)
+def test_a_command_refused_as_busy_changes_nothing(small_archive, tmp_path, monkeypatch, args):
+    db = tmp_path / "busy.db"
+    shutil.copy(small_archive, db)
+    monkeypatch.setattr("archive.core.db.BUSY_TIMEOUT_MS", 200)
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        writer.execute("begin immediate")
+        code, _, errors = invoke(*args, "--db", str(db))
+    finally:
+        writer.close()
+    assert (code, errors) == (75, f"Error: {db} is busy: database is locked; try again\n")
+    assert not list(tmp_path.glob("*.json*"))  # no notification target kept
+    assert rows(db, "select delay from sources") == [{"delay": None}]

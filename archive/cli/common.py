@@ -70,12 +70,13 @@ def db_option(fn: Callable[..., Any]) -> Any:
 
 def require_archive(db_path: str) -> None:
     """Refuse a path with no archive, saying where the path came from: only ``crawl``, ``add`` and
-    ``import warc`` create an archive, so a mistyped ``--db`` creates nothing."""
-    if not os.path.exists(db_path):
+    ``import warc`` create an archive, so a mistyped ``--db`` creates nothing, and an empty file stays one."""
+    if not os.path.exists(db_path) or os.path.isfile(db_path) and not os.path.getsize(db_path):
         context = click.get_current_context(silent=True)
         given = context.get_parameter_source("db_path") if context else None
         folder = os.path.dirname(os.path.abspath(db_path))
-        missing = f"no archive at {db_path}" if os.path.isdir(folder) else f"directory does not exist: {folder}"
+        missing = (f"directory does not exist: {folder}" if not os.path.isdir(folder)
+                   else f"no archive at {db_path}" + (" (an empty file)" if os.path.exists(db_path) else ""))
         raise ConfigError(missing + (NO_ARCHIVE_HINTS.get(given, "") if given else ""))
 
 
@@ -87,7 +88,8 @@ def check_source(db: Any, name: str | None) -> None:
 
 def open_db(db_path: str, *, create: bool = False, **kwargs: Any) -> Any:
     """The archive at ``db_path``, read through once (its schema) so that a damaged file is refused before
-    anything is written; created only when ``create``."""
+    anything is written; created only when ``create``; ``read_only=True`` for the commands that only read
+    (``archive.core.db.open_archive``)."""
     if not create:
         require_archive(db_path)
     db = open_archive(db_path, **kwargs)

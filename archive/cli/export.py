@@ -54,7 +54,7 @@ def export(fmt: str, table: str | None, query: str | None, source_name: str | No
         raise click.UsageError("--source and --since are for warc, wacz and epub")
     if since and parse_date(since) is None:
         raise ConfigError(f"not a date: {since!r}")
-    db = open_db(db_path, migrate=False)
+    db = open_db(db_path, read_only=True)
     check_source(db, source_name)
     if fmt == "epub" and not source_name:
         source_name = _the_one_source(db)

@@ -43,7 +43,7 @@ def add(url: str, source: str | None, min_grade: str, digest: str | None, db_pat
 @db_option
 def list_(db_path: str) -> None:
     """The targets, their URLs redacted, and how their last delivery went."""
-    db = open_db(db_path)
+    db = open_db(db_path, read_only=True)
     try:
         states = notify.states(db)
     finally:

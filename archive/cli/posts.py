@@ -14,7 +14,7 @@ from archive.tables.history import NoPost, diff_versions, list_versions
 @db_option
 def search(query: str, limit: int, db_path: str) -> None:
     """Full-text search of titles and texts, in any language."""
-    db = open_db(db_path)
+    db = open_db(db_path, read_only=True)
     found = search_posts(db, query, limit=limit)
     for row in found:
         snippet = " ".join((row["snippet"] or "").split())
@@ -32,7 +32,7 @@ def history(url: str, versions: tuple[int, int] | None, db_path: str) -> None:
     """A post's versions, and a unified diff between two of them."""
     if not is_http_url(url):
         raise ConfigError(f"not an http(s) URL: {url}")
-    db = open_db(db_path)
+    db = open_db(db_path, read_only=True)
     try:
         rows = list_versions(db, url)
     except NoPost as e:

@@ -63,7 +63,7 @@ def _add_opml(opml_file: str, name: str | None, db_path: str) -> None:
 def sources(db_path: str) -> None:
     """List sources: name, URL, feeds found, posts, how many are due in the next run and when they
     were checked (the oldest and latest last check), its own settings (those set), last crawl and its status."""
-    db = open_db(db_path)
+    db = open_db(db_path, read_only=True)
     for s in list_sources(db):
         plan = revisit_summary(db, s)
         checked = f"{plan['oldest_check']} to {plan['latest_check']}" if plan["oldest_check"] else "never"
@@ -115,7 +115,7 @@ def source_set(name: str, pairs: tuple[str, ...], db_path: str) -> None:
 def runs(limit: int, db_path: str) -> None:
     """Show the crawl history, newest first: run, start, status, posts new, updated and unchanged,
     pages, errors, seconds."""
-    db = open_db(db_path)
+    db = open_db(db_path, read_only=True)
     click.echo("\t".join(RUNS_HEADER))
     for r in list_runs(db, limit=limit):
         click.echo(

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from archive.core.db import writing
 from archive.core.urls import host_of, parse_host_map
 from archive.tables.media import MODES
 from archive.tables.revisit import parse_policy
@@ -87,13 +88,13 @@ def set_source_settings(db: Database, name: str, values: dict[str, Any]) -> dict
     Raises:
         ValueError: no source has that name.
     """
-    rows = list(db.query("select id, map_hosts from sources where name = ?", [name]))
-    if not rows:
-        raise ValueError(f"no source named {name!r} (see blogarchive sources)")
-    columns = {k: v for k, v in values.items() if k != "map_host"}
-    if "map_host" in values:
-        columns["map_hosts"] = _host_map_column({**host_map_of(rows[0]), **values["map_host"]} if values["map_host"] else {})
-    with db.atomic():
+    with writing(db):
+        rows = list(db.query("select id, map_hosts from sources where name = ?", [name]))
+        if not rows:
+            raise ValueError(f"no source named {name!r} (see blogarchive sources)")
+        columns = {k: v for k, v in values.items() if k != "map_host"}
+        if "map_host" in values:
+            columns["map_hosts"] = _host_map_column({**host_map_of(rows[0]), **values["map_host"]} if values["map_host"] else {})
         db.table("sources").update(rows[0]["id"], columns)
     return dict(db.table("sources").get(rows[0]["id"]))
 
