@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from conftest import run_cli
 
 from archive import ensure_source, open_archive, save_post, start_run
 from archive.tables.history import (
@@ -151,3 +152,20 @@ def test_recent_changes_keep_a_grade_and_the_graver_ones_and_their_atom_feed_car
     assert [r["grade"] for r in edits] == ["gone", "retraction", "edit"]
     atom = get(f"/{db_name}/changes.atom?min_grade=retraction")
     assert atom.count("<entry>") == 2 and "[retraction] Hello" in atom and "withdrawn.+}</content>" in atom
+
+
+def test_history_numbers_a_post_versions_one_way_in_its_list_its_diff_and_its_errors(db, db_path):
+    other = "https://blog.test/p/other"
+    save_post(db, {"source_id": 1, "url": other, "title": "Other", "text": "x"}, run_id=None)
+    record_version(db, other, run_id=None)  # version id 1: the post's own are 2 and 3
+    save(db)
+    save(db, title="Hello again")
+    listed = run_cli("history", URL, "--db", str(db_path)).stdout.splitlines()
+    assert [line.split("\t")[0] for line in listed[:2]] == ["1", "2"]
+    assert listed[2].startswith("--- version 1 (") and listed[3].startswith("+++ version 2 (")
+    diff = run_cli("history", URL, "--diff", "2", "1", "--db", str(db_path)).stdout.splitlines()
+    assert diff[2].startswith("--- version 2 (") and diff[3].startswith("+++ version 1 (")
+    refused = run_cli("history", URL, "--diff", "1", "3", "--db", str(db_path), check=False)
+    assert (refused.returncode, refused.stderr) == (2, "Error: --diff: the post's versions are 1 to 2\n")
+    one = run_cli("history", other, "--diff", "1", "2", "--db", str(db_path), check=False)
+    assert (one.returncode, one.stderr) == (2, "Error: --diff: the post has one version, 1\n")

@@ -39,15 +39,16 @@ def history(url: str, versions: tuple[int, int] | None, db_path: str) -> None:
         raise click.ClickException(str(e)) from e
     gone = db.execute("select gone_at from posts where url = (select url from posts where id = ?)",
                       [rows[0]["post_id"]]).fetchone()[0] if rows else None
-    for n, v in enumerate(rows, 1):
+    for v in rows:
         size = f" ({v['diff_lines']} lines)" if v["change"] not in ("new", "metadata") else ""
-        click.echo(f"{n}\t{v['captured_at']}\t{v['change']}{size}\t{v['title']}")
+        click.echo(f"{v['number']}\t{v['captured_at']}\t{v['change']}{size}\t{v['title']}")
     if gone:
         click.echo(f"gone since {gone}")
     if versions:
         a, b = versions
         if max(a, b) > len(rows):
-            raise ConfigError(f"--diff: the post has {len(rows)} versions")
+            raise ConfigError("--diff: the post has one version, 1" if len(rows) == 1 else
+                              f"--diff: the post's versions are 1 to {len(rows)}")
     elif len(rows) >= 2:
         a, b = len(rows) - 1, len(rows)
     else:

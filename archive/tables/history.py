@@ -102,24 +102,26 @@ def mark_gone(db: Database, url: str) -> bool:
 
 
 def list_versions(db: Database, url: str) -> list[dict[str, Any]]:
-    """The post's versions, oldest first.
+    """The post's versions, oldest first, each with its ``number`` among them (from 1): the one numbering of
+    a post's versions that ``history`` shows, takes and diffs.
 
     Raises:
         NoPost: no post has that URL (``find_post``).
     """
     post = find_post(db, url)
-    return list(db.query("select * from post_versions where post_id = ? order by id", [post["id"]]))
+    rows = db.query("select * from post_versions where post_id = ? order by id", [post["id"]])
+    return [{**row, "number": n} for n, row in enumerate(rows, 1)]
 
 
 def diff_versions(old: dict[str, Any], new: dict[str, Any]) -> str:
-    """A unified diff of two versions' titles and Markdown."""
+    """A unified diff of two versions' (of ``list_versions``) titles and Markdown."""
     def lines(v: dict[str, Any]) -> list[str]:
         return [f"# {v['title'] or ''}", "", *(v["markdown"] or v["text"] or "").splitlines()]
 
     return "\n".join(
         difflib.unified_diff(
-            lines(old), lines(new), f"version {old['id']} ({old['captured_at']})",
-            f"version {new['id']} ({new['captured_at']})", lineterm="",
+            lines(old), lines(new), f"version {old['number']} ({old['captured_at']})",
+            f"version {new['number']} ({new['captured_at']})", lineterm="",
         )
     )
 
