@@ -27,6 +27,23 @@ SOURCE_SETTINGS = ("delay", "max_pages", "revisit", "media", "media_max_mb", "re
 RENDER_MODES = ("auto", "always", "never")
 TRUE = {"1", "true", "yes", "on"}
 FALSE = {"0", "false", "no", "off"}
+# the numeric settings: their type, the least value (and whether it is allowed) and what they take, said on a bad value
+NUMBERS: dict[str, tuple[type, float, bool, str]] = {
+    "delay": (float, 0, True, "a number of seconds, 0 or more, as in 1.5"),
+    "max_pages": (int, 1, True, "a whole number of pages, 1 or more"),
+    "media_max_mb": (float, 0, False, "a number of MB over 0, as in 10"),
+}
+
+
+def _number(key: str, raw: str) -> float:
+    kind, least, included, expected = NUMBERS[key]
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(expected) from None
+    if not least <= value < float("inf") or value == least and not included:  # nan is no number either
+        raise ValueError(expected)
+    return value
 
 
 def parse_setting(key: str, raw: str) -> Any:
@@ -43,18 +60,8 @@ def parse_setting(key: str, raw: str) -> Any:
             raise ValueError("enabled is 1 or 0")
         return None
     try:
-        if key == "delay":
-            value: Any = float(raw)
-            if value < 0:
-                raise ValueError
-        elif key == "media_max_mb":
-            value = float(raw)
-            if not 0 < value < float("inf"):
-                raise ValueError("a number of MB over 0")
-        elif key == "max_pages":
-            value = int(raw)
-            if value < 1:
-                raise ValueError
+        if key in NUMBERS:
+            value = _number(key, raw)
         elif key == "revisit":
             parse_policy(raw)
             value = raw
@@ -73,11 +80,10 @@ def parse_setting(key: str, raw: str) -> Any:
                 raise ValueError("HOST=BASE, as in example.com=http://127.0.0.1:8000") from None
         else:
             if raw.lower() not in TRUE | FALSE:
-                raise ValueError
+                raise ValueError("1 or 0")
             value = int(raw.lower() in TRUE)
     except ValueError as e:
-        detail = f": {e}" if str(e) else ""
-        raise ValueError(f"bad value for {key}: {raw!r}{detail}") from None
+        raise ValueError(f"bad value for {key}: {raw!r}: {e}") from None
     return value
 
 
