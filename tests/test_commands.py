@@ -357,3 +357,15 @@ def test_a_command_refused_as_busy_changes_nothing(small_archive, tmp_path, monk
     assert (code, errors) == (75, f"Error: {db} is busy: database is locked; try again\n")
     assert not list(tmp_path.glob("*.json*"))  # no notification target kept
     assert rows(db, "select delay from sources") == [{"delay": None}]
+
+
+@pytest.mark.parametrize("args", [["backup", "-o", "{ro}/copy.db"], ["export", "epub", "-o", "{ro}/blog.epub"],
+                                  ["export", "sql", "-o", "{ro}/dump.sql"], ["export", "wacz", "-o", "{ro}/blog.wacz"]],
+                         ids=lambda a: a[0] + " " + a[1])
+def test_writing_into_a_folder_the_user_cannot_write_is_one_line(unwritable_archive, args):
+    db = unwritable_archive
+    args = [a.format(ro=db.parent) for a in args]
+    proc = subprocess.run([*NOBODY, BLOGARCHIVE, *args, "--db", str(db)], capture_output=True, text=True, timeout=60,
+                          cwd=db.parent)
+    assert (proc.returncode, proc.stderr) == (1, f"Error: cannot write {args[-1]}: Permission denied\n")
+    assert sorted(p.name for p in db.parent.iterdir()) == ["archive.db"]

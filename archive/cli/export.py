@@ -4,6 +4,7 @@ import contextlib
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -56,6 +57,8 @@ def export(fmt: str, table: str | None, query: str | None, source_name: str | No
         raise ConfigError(f"not a date: {since!r}")
     db = open_db(db_path, read_only=True)
     check_source(db, source_name)
+    if output and fmt != "markdown":
+        _check_folder(output)
     if fmt == "epub" and not source_name:
         source_name = _the_one_source(db)
     if fmt in ARCHIVE_FORMATS:
@@ -114,6 +117,16 @@ def _whole(output: str) -> Iterator[Path]:
         partial.unlink(missing_ok=True)
 
 
+def _check_folder(output: str) -> None:
+    """One line of error, before any work, when the folder of ``output`` takes no new file (the
+    libraries that write the formats would say it as warnings, or as "unable to open database file")."""
+    try:
+        with tempfile.TemporaryFile(dir=os.path.dirname(os.path.abspath(output))):
+            pass
+    except OSError as e:
+        raise click.ClickException(f"cannot write {output}: {e.strerror}") from e
+
+
 def _the_one_source(db: Any) -> str:
     """The archive's only source: an EPUB is one blog's, so an archive of several needs --source."""
     names = [s["name"] for s in list_sources(db)]
@@ -162,6 +175,7 @@ def backup(output: str, db_path: str) -> None:
     targets (ARCHIVE.notify.json) are copied beside the copy (OUTPUT.notify.json).
     """
     require_archive(db_path)
+    _check_folder(output)
     done = backup_archive(db_path, output)
     click.echo(f"backup of {db_path} in {output}: {done.posts} posts, {done.bytes / 1e6:.1f} MB, "
                f"integrity ok, {done.seconds:.1f} seconds" + (f"; notification targets in {done.targets}" if done.targets else ""))
