@@ -1,12 +1,14 @@
 """How the archive's cells read in HTML: tags as links, titles as links to their
-post's page, search snippets highlighted, URLs as links that read decoded
-(``/p/内存/``, not ``/p/%E5%86%85%E5%AD%98/``), in tables and queries and, through
-the template function ``url_link()``, on a post's page.
+post's page (and, in a list of changes, to its history), search snippets highlighted,
+a change's word diff as deletions and insertions and its share as a percentage, URLs as
+links that read decoded (``/p/内存/``, not ``/p/%E5%86%85%E5%AD%98/``), in tables and
+queries and, through the template function ``url_link()``, on a post's page.
 
 Everything archived is escaped before any markup is added to it.
 """
 
 import json
+import re
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -15,6 +17,7 @@ from datasette.app import Datasette
 from markupsafe import Markup, escape
 
 LISTS = ("tags", "categories")  # posts' columns holding a JSON array of terms
+DIFF_MARK = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)  # archive.tables.grades' word diff
 
 
 def tag_link(tag: str, posts_url: str, column: str = "tags") -> Markup:
@@ -40,6 +43,24 @@ def snippet_html(value: str) -> Markup:
     return Markup(str(escape(value)).replace("&lt;mark&gt;", "<mark>").replace("&lt;/mark&gt;", "</mark>"))
 
 
+def diff_html(value: str) -> Markup:
+    """A word diff (``kept [-removed-] {+added+} kept``) as text with ``<del>`` and ``<ins>``."""
+    parts, at = [], 0
+    for match in DIFF_MARK.finditer(value):
+        parts.append(escape(value[at:match.start()]))
+        removed, added = match.groups()
+        parts.append(Markup("<del>{}</del>").format(removed) if removed is not None else Markup("<ins>{}</ins>").format(added))
+        at = match.end()
+    parts.append(escape(value[at:]))
+    return Markup('<span class="diff">{}</span>').format(Markup("").join(parts))
+
+
+def share_html(value: float) -> Markup:
+    """A share of 0 to 1 as a percentage: 0.0329 is 3.3 %."""
+    percent = value * 100
+    return Markup("{} %").format("< 0.1" if 0 < percent < 0.1 else f"{percent:.1f}".removesuffix(".0"))
+
+
 def url_link(url: str) -> Markup:
     """A link to ``url`` whose text is ``url`` with its percent-escapes decoded."""
     return Markup('<a href="{}" rel="noopener noreferrer">{}</a>').format(url, unquote(url, errors="replace"))
@@ -47,6 +68,8 @@ def url_link(url: str) -> Markup:
 
 @hookimpl
 def render_cell(row: Any, value: Any, column: str, table: str | None, database: str, datasette: Datasette) -> Markup | None:
+    if column == "changed_share" and isinstance(value, float) and table is None:
+        return share_html(value)
     if not isinstance(value, str):
         return None
     posts_url = datasette.urls.table(database, "posts")
@@ -56,12 +79,18 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
         return tag_link(value, posts_url)
     if column == "snippet" and table is None:
         return snippet_html(value)
+    if column == "word_diff" and table is None:
+        return diff_html(value)
     if column == "url" and value.startswith(("http://", "https://")):
         return url_link(value)
     if column == "title":
         post_id = post_of(row, table)
         if post_id is not None:
-            return Markup('<a href="{}">{}</a>').format(datasette.urls.row(database, "posts", str(post_id)), value)
+            link = Markup('<a href="{}">{}</a>').format(datasette.urls.row(database, "posts", str(post_id)), value)
+            if table is None and "grade" in row.keys():  # noqa: SIM118 (a change: its post's history beside it)
+                history = datasette.urls.table(database, "post_versions") + f"?post_id={post_id}&_sort_desc=id"
+                link += Markup(' <a class="history" href="{}">history</a>').format(history)
+            return link
     return None
 
 

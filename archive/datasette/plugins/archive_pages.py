@@ -30,6 +30,15 @@ def long_date(value: str | None) -> str:
     return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
 
 
+def long_time(value: str | None) -> str:
+    """An ISO 8601 time in UTC as a reader writes it (``2026-12-07T03:13:27Z``: 7 December 2026, 03:13 UTC);
+    "never" when there is none."""
+    if not value:
+        return "never"
+    clock = value[11:16] if len(value) >= 16 and value[10] in "T " else ""
+    return long_date(value) + (f", {clock} UTC" if clock else "")
+
+
 async def archive_summary(datasette: Datasette, database: str, actor: Any) -> dict[str, Any] | None:
     """The front page's facts about ``database``, or None when it is not an archive."""
     db = datasette.get_database(database)
@@ -86,12 +95,12 @@ def extra_template_vars(template: str, database: str | None, datasette: Datasett
                 found[name] = dict(row) if row else None
             return found
 
-        return {"source_of": source_of, "neighbours_of": neighbours_of, "long_date": long_date}
+        return {"source_of": source_of, "neighbours_of": neighbours_of, "long_date": long_date, "long_time": long_time}
     if template not in ("index.html", "database.html"):
-        return {"long_date": long_date}
+        return {"long_date": long_date, "long_time": long_time}
 
     async def inner() -> dict[str, Any]:
         name = database or datasette.get_database().name
-        return {"archive": await archive_summary(datasette, name, request.actor if request else None), "long_date": long_date}
+        return {"archive": await archive_summary(datasette, name, request.actor if request else None), "long_date": long_date, "long_time": long_time}
 
     return inner

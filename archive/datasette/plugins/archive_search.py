@@ -53,6 +53,7 @@ from datasette.utils import await_me_maybe, escape_sqlite
 from markupsafe import escape
 
 from archive.search.index import MIN_TRIGRAM_CHARS, is_gram, register_functions
+from archive.search.snippets import snippet
 from archive.search.matches import (
     RECHECK_SECONDS,
     SUMMARISED,
@@ -64,7 +65,6 @@ from archive.search.matches import (
     search_terms,
 )
 
-SNIPPET_CHARS = 160
 # The ASCII characters that are not letters or digits: posts_grams' tokenizer (ascii) splits words at them.
 ASCII_SEPARATOR = re.compile(r"[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]")
 SCANNED = "scan"  # the third arm's MATCH column
@@ -219,20 +219,10 @@ def startup(datasette):
 
 
 def search_snippet(text: str | None, query: str | None) -> str:
-    """About SNIPPET_CHARS of ``text`` around the first word of ``query`` in it
-    (its start when only the title matched), each word between ``<mark>`` and ``</mark>``.
-
-    The result is plain text: whoever shows it as HTML escapes it first.
-    """
-    terms = search_terms(query)
-    text = " ".join((text or "").split())
-    if not terms:
-        return text[:SNIPPET_CHARS]
-    pattern = re.compile("|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)), re.IGNORECASE)
-    first = pattern.search(text)
-    start = max(0, first.start() - SNIPPET_CHARS // 3) if first else 0
-    marked = pattern.sub(lambda m: f"<mark>{m.group(0)}</mark>", text[start : start + SNIPPET_CHARS])
-    return ("…" if start else "") + marked + ("…" if start + SNIPPET_CHARS < len(text) else "")
+    """About two lines of ``text``, whole words, around the first word of ``query`` in it (its
+    start when only the title matched), each word between ``<mark>`` and ``</mark>``
+    (archive.search.snippets). Plain text: whoever shows it as HTML escapes it first."""
+    return snippet(text, search_terms(query))
 
 
 def search_snippet_html(text: str | None, query: str | None) -> str:
