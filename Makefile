@@ -28,7 +28,9 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	# the venv's own pip (23.x) resolves trafilatura without lxml_html_clean
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet $(CONSTRAINTS) -e '.[test,render]'
+	# setuptools' "Editable installation" box (a note that a folder named as the package may shadow it),
+	# which pip shows whatever --quiet says: the one warning hidden
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet $(CONSTRAINTS) -e '.[test,render]'
 	# bytecode for our own modules, as pip writes it for an installed package (an editable install
 	# leaves it to the first run, which cannot write it where PYTHONDONTWRITEBYTECODE is set)
 	$(BIN)/python -m compileall -q crawler archive
