@@ -3,7 +3,9 @@
 Crawls run the ``blogarchive`` command in a subprocess, so no reactor lives
 in the test process. ``make test`` runs the tests on several pytest-xdist workers
 (``--dist loadgroup``): the tests that share a module-scoped fixture run on one
-worker, which sets that fixture up once (``pytest_collection_modifyitems``).
+worker, which sets that fixture up once (``pytest_collection_modifyitems``). Every process a
+test starts ends with the pytest process it runs in: at its end, on Ctrl-C or SIGTERM, and at its
+exit (tests/reaper.py).
 """
 
 import contextlib
@@ -24,6 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import reaper
 from _pytest.nodeid import NodeId
 from filelock import FileLock
 from forked_cli import ForkedCommands
@@ -39,6 +42,14 @@ BLOGARCHIVE = str(Path(sys.executable).with_name("blogarchive"))
 # process of tests/forked_cli.py starts with the environment every test has (a variable set later made
 # every command fall back to a fresh process)
 os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+# in the controller and in each xdist worker, before any test starts a process
+REAPER = reaper.install()
+
+
+@pytest.hookimpl(trylast=True)  # after the session's fixtures, and the controller's workers, have ended
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """What the tests left running ends with the session."""
+    REAPER.end_tree()
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
