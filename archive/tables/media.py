@@ -133,10 +133,20 @@ def media_states(db: Database, urls: list[str]) -> dict[str, str]:
 
 def shown_images(db: Database, source_id: int, status: str) -> dict[str, list[str]]:
     """The images of that status the source's posts show, each with those posts."""
+    return _shown_images(db, source_id, "m.status = ?", [status])
+
+
+def unarchived_images(db: Database, source_id: int) -> dict[str, list[str]]:
+    """The images the source's posts show that are neither archived nor the theme's (listed, deferred, or
+    failed: a 404, a cap, not an image), each with those posts."""
+    return _shown_images(db, source_id, "m.status not in (?, ?)", [OK, THEME])
+
+
+def _shown_images(db: Database, source_id: int, condition: str, params: list[str]) -> dict[str, list[str]]:
     shown: dict[str, list[str]] = {}
     for row in db.query(
             "select m.url, p.url post from media m join post_media pm on pm.media_id = m.id join posts p on p.id = pm.post_id "
-            "where p.source_id = ? and m.kind = 'image' and m.status = ? order by p.id, pm.position", [source_id, status]):
+            f"where p.source_id = ? and m.kind = 'image' and {condition} order by p.id, pm.position", [source_id, *params]):
         shown.setdefault(row["url"], []).append(row["post"])
     return shown
 

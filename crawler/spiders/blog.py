@@ -41,6 +41,7 @@ from archive.tables.media import (
     sniff_image,
     source_media_bytes,
     theme_media,
+    unarchived_images,
 )
 from archive.tables.revisit import finish_source_crawl, get_host, in_future, start_source_crawl
 
@@ -208,8 +209,12 @@ class BlogSpider(Spider):
         if state.media.mode == "all" and not state.media.caught_up:
             state.media.caught_up = True
             # listed before, not fetched (a crawl interrupted, --media metadata, import warc), deferred (its
-            # host not reached), and in a --recheck run every archived image, revalidated (a conditional request each)
-            wanted = shown_images(self.store.db, state.id, LISTED) | shown_images(self.store.db, state.id, DEFERRED) | wanted
+            # host not reached); in a --full run, as in a first crawl, every image not archived (one that failed
+            # too: a 404 may be there now); in a --recheck run every archived image, revalidated (a conditional request each)
+            if self.mode == "full":
+                wanted = unarchived_images(self.store.db, state.id) | wanted
+            else:
+                wanted = shown_images(self.store.db, state.id, LISTED) | shown_images(self.store.db, state.id, DEFERRED) | wanted
             if self.mode == "recheck":
                 wanted |= shown_images(self.store.db, state.id, OK)
         known = media_states(self.store.db, list(wanted))
