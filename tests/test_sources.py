@@ -6,8 +6,11 @@ from pathlib import Path
 import pytest
 from blogserver import Blog, BlogServer
 from conftest import rows, run_cli
+from mediablog import CDN, SiteServer, media_blog, media_cdn
+from mediablog import HOST as MEDIA_HOST
 
 from archive import ensure_source, open_archive
+from archive.core.lock import acquire_lock, release_lock
 
 
 def source_row(db: Path) -> dict:
@@ -45,7 +48,7 @@ def test_source_set_stores_the_settings_and_default_clears_them(db_path):
     "pair,message",
     [
         ("speed=3", "Error: unknown setting 'speed': one of delay, max_pages, revisit, media, media_max_mb, render, map_host, enabled"),
-        ("map_host=set.test", "Error: bad value for map_host: 'set.test': HOST=BASE, as in example.com=http://127.0.0.1:8000"),
+        ("map_host=set.test", "Error: bad value for map_host: 'set.test': HOST=BASE, as in example.com=http://127.0.0.1:8000, or HOST=default\n"),
         ("media=some", "Error: bad value for media: 'some': one of all, metadata, off"),
         ("delay=-1", "Error: bad value for delay: '-1': a number of seconds, 0 or more, as in 1.5\n"),
         ("delay=fast", "Error: bad value for delay: 'fast': a number of seconds, 0 or more, as in 1.5\n"),
@@ -216,3 +219,71 @@ def test_a_crawl_command_that_fails_adds_no_source(db_path, blog):
     assert proc.returncode == 2 and "not an http(s) URL" in proc.stderr
     assert not db_path.exists() or not rows(db_path, "select * from sqlite_master where name = 'sources'") \
         or rows(db_path, "select * from sources") == []
+
+
+def counts(db: Path, source: str) -> dict[str, int]:
+    """The rows of each table that hold something of the source ``source``."""
+    of = "(select id from sources where name = ?)"
+    posts = f"(select id from posts where source_id = {of})"
+    sql = {"sources": f"select count(*) n from sources where id = {of}", "posts": f"select count(*) n from posts where source_id = {of}",
+           **{t: f"select count(*) n from {t} where source_id = {of}" for t in ("pages", "captures", "fetches", "crawl_errors", "media")},
+           **{t: f"select count(*) n from {t} where post_id in {posts}" for t in ("post_versions", "post_aliases", "provenance", "post_media")}}
+    return {table: rows(db, query, (source,))[0]["n"] for table, query in sql.items()}
+
+
+def test_source_remove_asks_what_becomes_of_the_posts_and_keeps_or_deletes_them(db_path, blog):
+    with SiteServer(media_blog()) as media, SiteServer(media_cdn()) as cdn:
+        run_cli("crawl", f"http://{MEDIA_HOST}/", "--db", str(db_path), "--delay", "0", "--map-host", f"{MEDIA_HOST}={media.base}",
+                "--map-host", f"{CDN}={cdn.base}")
+    crawl(db_path, blog, "http://set.test/", "--delay", "0")
+    run_cli("add", "https://typo.test/blgo", "--db", str(db_path))
+    media_blog_before, set_before = counts(db_path, MEDIA_HOST), counts(db_path, "set.test")
+    assert all(media_blog_before[t] for t in ("posts", "pages", "captures", "fetches", "media", "post_media", "post_versions"))
+    assert all(set_before[t] for t in ("posts", "pages", "captures", "fetches", "post_versions", "provenance"))
+    before = db_path.read_bytes()
+
+    for asked in ([], ["--keep-posts", "--delete-posts"]):
+        proc = run_cli("source", "remove", "set.test", *asked, "--db", str(db_path), check=False)
+        assert (proc.returncode, proc.stderr) == (2, "Error: say what becomes of its posts: --keep-posts or --delete-posts\n")
+    lock, _ = acquire_lock(db_path)
+    try:
+        proc = run_cli("source", "remove", "set.test", "--delete-posts", "--db", str(db_path), check=False)
+    finally:
+        release_lock(lock)
+    assert proc.returncode == 75 and proc.stderr.startswith(f"Error: another crawl is running on {db_path}")
+    assert db_path.read_bytes() == before
+
+    assert run_cli("source", "remove", "typo.test/blgo", "--keep-posts", "--db", str(db_path)).stdout == \
+        "source typo.test/blgo removed: 0 posts, 0 pages, 0 captures, 0 images\n"  # a source with no post goes whole
+    proc = run_cli("source", "remove", "set.test", "--delete-posts", "--db", str(db_path))
+    assert proc.stdout == (f"source set.test removed: {set_before['posts']} posts, {set_before['pages']} pages, "
+                           f"{set_before['captures']} captures, 0 images\n")
+    assert set(counts(db_path, "set.test").values()) == {0} and counts(db_path, MEDIA_HOST) == media_blog_before
+    assert [r["name"] for r in rows(db_path, "select name from sources")] == [MEDIA_HOST]
+    assert rows(db_path, "select count(*) n from capture_bodies where sha256 not in (select sha256 from captures) "
+                         "and sha256 not in (select sha256 from media where sha256 is not null)")[0]["n"] == 0
+    assert run_cli("search", "set.test", "--db", str(db_path), check=False).stdout == ""
+
+    proc = run_cli("source", "remove", MEDIA_HOST, "--keep-posts", "--db", str(db_path))
+    assert proc.stdout == f"source {MEDIA_HOST}: disabled, its {media_blog_before['posts']} posts kept; {media_blog_before['pages']} pages forgotten\n"
+    kept = counts(db_path, MEDIA_HOST)
+    assert kept == {**media_blog_before, "pages": 0, "fetches": 0, "crawl_errors": 0}
+    assert (source_row(db_path)["enabled"], source_row(db_path)["feeds"]) == (0, "[]")
+    conn = sqlite3.connect(db_path)
+    try:
+        assert conn.execute("pragma foreign_key_check").fetchall() == []
+        assert conn.execute("pragma integrity_check").fetchall() == [("ok",)]
+    finally:
+        conn.close()
+
+
+def test_a_wrong_saved_map_is_fixed_and_a_wrong_host_taken_out_by_source_set(db_path, blog):
+    wrong = run_cli("crawl", "http://set.test/", "--map-host", "set.test=http://127.0.0.1:9", "--map-host",
+                    "img.set.tset=http://127.0.0.1:9", "--delay", "0", "--db", str(db_path), check=False)
+    assert wrong.returncode == 1 and "posts 0 new" in wrong.stdout  # the port was wrong: the blog failed
+    proc = run_cli("source", "set", "set.test", f"map_host=set.test={blog.base}", "map_host=img.set.tset=default",
+                   "--db", str(db_path))
+    assert proc.stdout == f"source set.test: map_host=set.test={blog.base}\n"
+    assert listed_settings(db_path) == {"set.test": f"delay=0 map_host=set.test={blog.base}"}
+    again = run_cli("crawl", "--db", str(db_path))
+    assert again.stdout.startswith("run 2 finished: posts 6 new,")

@@ -6,10 +6,11 @@ from typing import Any
 import click
 
 from archive import ensure_source, list_runs, list_sources
-from archive.cli.common import ConfigError, db_option, open_db
+from archive.cli.common import ConfigError, check_source, db_option, open_db
+from archive.core.lock import acquire_lock, release_lock
 from archive.core.urls import is_http_url
 from archive.tables.revisit import revisit_summary
-from archive.tables.sources import described_settings, parse_setting, set_source_settings
+from archive.tables.sources import described_settings, parse_setting, remove_source, set_source_settings
 
 RUNS_HEADER = ("id", "started", "status", "new", "updated", "unchanged", "pages", "errors", "seconds")
 
@@ -77,7 +78,7 @@ def sources(db_path: str) -> None:
 
 @click.group()
 def source() -> None:
-    """Per-source crawl settings."""
+    """A source's crawl settings, or the source removed."""
 
 
 @source.command("set")
@@ -107,6 +108,32 @@ def source_set(name: str, pairs: tuple[str, ...], db_path: str) -> None:
     except ValueError as e:
         raise ConfigError(str(e)) from e
     click.echo(f"source {name}: " + ", ".join(described_settings(row, tuple(values), unset=True)))
+
+
+@source.command("remove")
+@click.argument("name")
+@click.option("--keep-posts", is_flag=True,
+              help="Keep its posts (their versions, captures and images): the source stays as their blog, disabled.")
+@click.option("--delete-posts", is_flag=True, help="Delete its posts with it.")
+@db_option
+def source_remove(name: str, keep_posts: bool, delete_posts: bool, db_path: str) -> None:
+    """Remove a source and what its crawls kept (pages, fetches, errors); its posts are kept
+    (--keep-posts: the source stays, disabled, as their blog) or deleted with it (--delete-posts),
+    one of the two given. Refused (exit 75) while a crawl runs on the archive."""
+    if keep_posts == delete_posts:
+        raise ConfigError("say what becomes of its posts: --keep-posts or --delete-posts")
+    db = open_db(db_path)
+    check_source(db, name)
+    lock, _ = acquire_lock(db_path)  # CrawlLocked: exit 75 (archive.cli.common)
+    try:
+        removed = remove_source(db, name, keep_posts=keep_posts)
+    finally:
+        release_lock(lock)
+    if removed["kept"]:
+        click.echo(f"source {name}: disabled, its {removed['kept']} posts kept; {removed['pages']} pages forgotten")
+    else:
+        click.echo(f"source {name} removed: {removed['posts']} posts, {removed['pages']} pages, "
+                   f"{removed['captures']} captures, {removed['images']} images")
 
 
 @click.command()

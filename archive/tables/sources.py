@@ -5,8 +5,9 @@ budget per run), ``revisit`` (the revisit policy, see ``archive.tables.revisit``
 ``media`` (``all``, ``metadata``: their URLs only, or ``off``; see ``archive.tables.media``),
 ``media_max_mb`` (the largest post image fetched, in MB),
 ``render`` (``auto``: a browser for the pages that need one, ``always``, ``never``; docs/rendering.md),
-``map_host`` (``HOST=BASE``: fetch HOST's URLs from BASE, one host at a time; column ``map_hosts``)
-and ``enabled``; ``default`` as a value returns to the crawl's own (for ``map_host``: no mapping).
+``map_host`` (``HOST=BASE``: fetch HOST's URLs from BASE, one host at a time, a host given again mapped
+anew; ``HOST=default``: that host's mapping removed; column ``map_hosts``) and ``enabled``; ``default`` as a
+value returns to the crawl's own (for ``map_host``: no mapping).
 
 What ``crawl URL`` was given for a source (``remember_setup``) becomes its settings, so that a later
 ``crawl`` with no URL runs as the first did. The rule, once: an option given to a crawl wins for that
@@ -47,7 +48,8 @@ def _number(key: str, raw: str) -> float:
 
 
 def parse_setting(key: str, raw: str) -> Any:
-    """The stored value of ``KEY=RAW`` (None for ``default``; for ``map_host``, ``{HOST: BASE}``).
+    """The stored value of ``KEY=RAW`` (None for ``default``; for ``map_host``, ``{HOST: BASE}``, BASE None
+    for ``HOST=default``).
 
     Raises:
         ValueError: an unknown key or a value it cannot take.
@@ -74,10 +76,11 @@ def parse_setting(key: str, raw: str) -> Any:
                 raise ValueError(f"one of {', '.join(RENDER_MODES)}")
             value = raw.lower()
         elif key == "map_host":
-            try:
-                value = parse_host_map([raw])
+            host, _, base = raw.partition("=")
+            try:  # HOST=default: that host's mapping removed
+                value = {host.strip().lower(): None} if host.strip() and base.strip().lower() == "default" else parse_host_map([raw])
             except ValueError:
-                raise ValueError("HOST=BASE, as in example.com=http://127.0.0.1:8000") from None
+                raise ValueError("HOST=BASE, as in example.com=http://127.0.0.1:8000, or HOST=default") from None
         else:
             if raw.lower() not in TRUE | FALSE:
                 raise ValueError("1 or 0")
@@ -100,9 +103,54 @@ def set_source_settings(db: Database, name: str, values: dict[str, Any]) -> dict
             raise ValueError(f"no source named {name!r} (see blogarchive sources)")
         columns = {k: v for k, v in values.items() if k != "map_host"}
         if "map_host" in values:
-            columns["map_hosts"] = _host_map_column({**host_map_of(rows[0]), **values["map_host"]} if values["map_host"] else {})
+            merged = {**host_map_of(rows[0]), **values["map_host"]} if values["map_host"] else {}
+            columns["map_hosts"] = _host_map_column({host: base for host, base in merged.items() if base})
         db.table("sources").update(rows[0]["id"], columns)
     return dict(db.table("sources").get(rows[0]["id"]))
+
+
+def remove_source(db: Database, name: str, *, keep_posts: bool) -> dict[str, int]:
+    """Take the source called ``name`` out of the archive, with what its crawls kept: pages judged, fetches,
+    errors, and with its posts (their versions, aliases, provenance), their captures and the images no
+    other source's post shows; the bodies nothing holds any more go too.
+
+    With ``keep_posts``, a source with posts stays as the name of their blog, disabled (``enabled=0``: no
+    crawl asks for it), its posts with their captures and images; its pages, fetches, errors and the feeds
+    it found go, so that a crawl of its URL starts afresh. One with no post goes. Returns the counts
+    removed (``posts``, ``pages``, ``captures``, ``images``) and ``kept``, the posts kept.
+
+    Raises:
+        ValueError: no source has that name.
+    """
+    with writing(db):
+        found = list(db.query("select id from sources where name = ?", [name]))
+        if not found:
+            raise ValueError(f"no source named {name!r} (see blogarchive sources)")
+        source_id = found[0]["id"]
+        kept = db.execute("select count(*) from posts where source_id = ?", [source_id]).fetchone()[0] if keep_posts else 0
+        removed = dict.fromkeys(("posts", "pages", "captures", "images"), 0)
+        if not kept:
+            for table in ("post_media", "provenance", "post_aliases", "post_versions"):
+                db.execute(f"delete from {table} where post_id in (select id from posts where source_id = ?)", [source_id])
+            removed["posts"] = db.execute("delete from posts where source_id = ?", [source_id]).rowcount
+            removed["captures"] = db.execute("delete from captures where source_id = ?", [source_id]).rowcount
+            # an image another source's post shows stays, as that source's
+            db.execute("update media set source_id = (select p.source_id from post_media pm join posts p on p.id = pm.post_id "
+                       "where pm.media_id = media.id limit 1) where source_id = ? and id in (select media_id from post_media)",
+                       [source_id])
+            removed["images"] = db.execute("delete from media where source_id = ?", [source_id]).rowcount
+        removed["pages"] = db.execute("delete from pages where source_id = ?", [source_id]).rowcount
+        db.execute("delete from fetches where source_id = ?", [source_id])
+        db.execute("delete from crawl_errors where source_id = ?", [source_id])
+        db.execute("delete from capture_bodies where sha256 not in (select sha256 from captures where sha256 is not null) "
+                   "and sha256 not in (select sha256 from media where sha256 is not null) "
+                   "and sha256 not in (select sha256 from fetches where sha256 is not null)")
+        if kept:
+            db.execute("update sources set enabled = 0, feeds = '[]', sitemaps = '[]', complete_at = null, run_state = null "
+                       "where id = ?", [source_id])
+        else:
+            db.execute("delete from sources where id = ?", [source_id])
+    return {**removed, "kept": kept}
 
 
 def host_map_of(source: dict[str, Any]) -> dict[str, str]:
