@@ -4,6 +4,8 @@ insertions, the share as a percentage, the title a link to the archived post and
 no SQL on any query the front page links to unless asked, the front page's undated posts last and
 saying so in full, its dates as dates."""
 
+import re
+
 import pytest
 from conftest import serving
 from selenium.webdriver.common.by import By
@@ -52,6 +54,7 @@ def test_recent_changes_read_as_a_page(browser, site):  # noqa: F811
     assert edit.find_element(By.CSS_SELECTOR, ".col-word_diff ins").text == "three, rewritten at length,"
     assert edit.find_element(By.CSS_SELECTOR, ".col-word_diff del").text == "3"
     assert "[-" not in edit.text and "{+" not in edit.text
+    assert re.fullmatch(r"\d{1,2} [A-Z][a-z]+ \d{4}, \d\d:\d\d UTC", edit.find_element(By.CSS_SELECTOR, ".col-at").text)
     share = edit.find_element(By.CSS_SELECTOR, ".col-changed_share").text
     assert share.endswith(" %") and 0 < float(share.removesuffix(" %").lstrip("< ")) < 5
     links = {a.text: a.get_attribute("href") for a in edit.find_elements(By.CSS_SELECTOR, ".col-title a")}
@@ -93,3 +96,5 @@ def test_the_front_page_lists_undated_posts_last_and_reads_dates_as_dates(browse
     assert items[2].endswith("date unknown")
     last_crawl = browser.find_element(By.CSS_SELECTOR, ".archive-last-crawl").text
     assert "T" not in last_crawl.split("started ")[1][:12] and " UTC" in last_crawl
+    browser.get(base + "/changes/latest")  # and in a query's results
+    assert [td.text for td in browser.find_elements(By.CSS_SELECTOR, "td.col-published")][:2] == ["12 March 2024", "5 January 2023"]

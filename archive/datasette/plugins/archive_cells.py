@@ -1,5 +1,6 @@
 """How the archive's cells read in HTML: tags as links, titles as links to their
 post's page (and, in a list of changes, to its history), search snippets highlighted,
+dates in queries' results as dates (``12 March 2024``),
 a change's word diff as deletions and insertions and its share as a percentage, URLs as
 links that read decoded (``/p/内存/``, not ``/p/%E5%86%85%E5%AD%98/``), in tables and
 queries and, through the template function ``url_link()``, on a post's page.
@@ -16,7 +17,11 @@ from datasette import hookimpl
 from datasette.app import Datasette
 from markupsafe import Markup, escape
 
+from archive.datasette.dates import long_date, long_time
+
 LISTS = ("tags", "categories")  # posts' columns holding a JSON array of terms
+DAYS = ("published", "updated")  # a query's columns of dates, read as dates (12 March 2024)
+TIMES = ("at", "gone_at", "first_seen", "last_seen", "last_checked", "oldest_check", "latest_check", "last_crawl_at")
 DIFF_MARK = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}", re.S)  # archive.tables.grades' word diff
 
 
@@ -81,6 +86,8 @@ def render_cell(row: Any, value: Any, column: str, table: str | None, database: 
         return snippet_html(value)
     if column == "word_diff" and table is None:
         return diff_html(value)
+    if column in DAYS + TIMES and table is None and value[:4].isdigit():
+        return Markup('<time datetime="{}">{}</time>').format(value, (long_date if column in DAYS else long_time)(value))
     if column == "url" and value.startswith(("http://", "https://")):
         return url_link(value)
     if column == "title":

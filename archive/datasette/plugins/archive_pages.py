@@ -6,37 +6,15 @@ The front page runs the canned queries of metadata.yml (``crawl_health``,
 """
 
 import json
-from datetime import date
 from typing import Any
 
 from datasette import hookimpl
 from datasette.app import Datasette
 from datasette.utils.asgi import Request
 
+from archive.datasette.dates import long_date, long_time
+
 NEWEST = 10
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December"]
-
-
-def long_date(value: str | None) -> str:
-    """An ISO 8601 date or time as a reader writes a date (``2024-03-12T08:00:00Z``: 12 March 2024);
-    "date unknown" when there is none, the value itself when it is no date."""
-    if not value:
-        return "date unknown"
-    try:
-        day = date.fromisoformat(value[:10])
-    except ValueError:
-        return value
-    return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
-
-
-def long_time(value: str | None) -> str:
-    """An ISO 8601 time in UTC as a reader writes it (``2026-12-07T03:13:27Z``: 7 December 2026, 03:13 UTC);
-    "never" when there is none."""
-    if not value:
-        return "never"
-    clock = value[11:16] if len(value) >= 16 and value[10] in "T " else ""
-    return long_date(value) + (f", {clock} UTC" if clock else "")
 
 
 async def archive_summary(datasette: Datasette, database: str, actor: Any) -> dict[str, Any] | None:

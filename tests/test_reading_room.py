@@ -1,27 +1,35 @@
-"""A post's page reads like the post: real corpus posts (tests/corpus) crawled into an archive,
-served by a real ``blogarchive serve`` and opened in a real headless Chromium beside the
-blog's own page, served from its copy.
+"""The reading room on real blogs: corpus blogs (tests/corpus) crawled into an archive, served by
+a real ``blogarchive serve`` and opened in a real headless Chromium. A post's page reads like the
+post, compared with the blog's own page served from its copy; the front page, a post, a search
+and Recent changes fit a desktop's and a phone's window, light and dark, their content above the
+fold. ``BLOGARCHIVE_SCREENSHOTS=docs/screenshots`` keeps those pages' screenshots
+(``reading-PAGE-desktop|phone-light|dark.png``).
 
 The corpus keeps no image files: the copy's server answers each image path the blog's pages
 show with a picture drawn for it, as the blog's server answered with the author's, so the crawl
-archives them and the post page shows the archived copies.
+archives them and the post page shows the archived copies. Images on other hosts (the
+internet's) are asked of a closed port on 127.0.0.1, never of the DNS.
 """
 
 import io
+import json
+import os
 import re
 import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import QuietHandler, StaticServer, crawl_args, run_cli, serving
+from conftest import QuietHandler, StaticServer, crawl_args, free_port, run_cli, serving
 from mediablog import image
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from test_browser import DESKTOP, PHONE, browser, console, fits, viewport  # noqa: F401 (browser: the fixture)
 
 import archive
+from archive.tables.history import record_version
 
 CORPUS = Path(__file__).parent / "corpus"
+BLOGS = ["leventarican-zola-en", "tmzh-hugo-en", "yuqingc-hugo-zh"]
 # real posts with a list, a table, code and images: the blog, the post's path, its article on the blog's page
 POSTS = {
     "leventarican-zola-en": ("/android-architecture/", "div.container"),
@@ -60,26 +68,55 @@ class ImagesDrawn(QuietHandler):
         return super().send_head()
 
 
+def image_hosts(site: Path, internal: list[str]) -> set[str]:
+    """The other hosts a blog's pages show images from."""
+    hosts = set()
+    for page in site.rglob("*.html"):
+        hosts.update(re.findall(r"<img[^>]+?src=[\"']?https?://([^/\"'\s>:]+)", page.read_text(encoding="utf-8", errors="replace")))
+    return hosts - set(internal)
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """Each blog of POSTS crawled from its copy into one archive (images archived), served; the
-    copies still served: ``{blog: (copy's base URL, original host)}`` and the archive's URL."""
-    import json
-
+    """Each blog of BLOGS crawled from its copy into one archive (images archived), one of its
+    posts edited by its author and crawled again, served; the copies still served:
+    ``{blog: (copy's base URL, original host)}``, the archive's URL and its path."""
     db = tmp_path_factory.mktemp("corpus") / "corpus.db"
     servers, blogs = [], {}
     try:
-        for name in POSTS:
+        for name in BLOGS:
             info = json.loads((CORPUS / name / "blog.json").read_text())
             server = StaticServer(CORPUS / name / "site", ImagesDrawn).__enter__()
             servers.append(server)
-            run_cli(*crawl_args(info["original_site"], db, {h: server.base for h in info["internal_hosts"]}))
+            hosts = {h: server.base for h in info["internal_hosts"]}
+            hosts |= {h: f"http://127.0.0.1:{free_port()}" for h in image_hosts(CORPUS / name / "site", info["internal_hosts"])}
+            run_cli(*crawl_args(info["original_site"], db, hosts))
             blogs[name] = (server.base, info["original_site"].rstrip("/"))
+        edited(db, blogs["leventarican-zola-en"][1] + POSTS["leventarican-zola-en"][0])
         with serving(db) as base:
             yield blogs, base + "/" + db.stem, db
     finally:
         for server in servers:
             server.__exit__(None, None, None)
+
+
+def edited(path: Path, url: str) -> None:
+    """The post at ``url`` as its author edited it: a word fixed, then a sentence rewritten (two versions)."""
+    db = archive.open_archive(path)
+    try:
+        post = db.execute("select * from posts where url = ?", [url]).fetchone()
+        post = dict(zip([c[0] for c in db.execute("select * from posts limit 0").description], post, strict=True))
+        text, markdown = post["text"], post["markdown"]
+        for old, new in (("Latetely", "Lately"), ("There are also 3rd party libraries which are commonly used.",
+                                                    "Third-party libraries, such as Retrofit and Glide, are common too.")):
+            text, markdown = text.replace(old, new, 1), markdown.replace(old, new, 1)
+            run = archive.start_run(db, [post["source_id"]])
+            archive.save_post(db, {**{k: post[k] for k in ("url", "title", "published", "source_id", "lang", "author")},
+                                   "text": text, "markdown": markdown}, run_id=run)
+            record_version(db, url, run_id=run)
+            archive.finish_run(db, run, status="finished", seconds=1, pages=1)
+    finally:
+        db.close()
 
 
 def post_id(db: Path, url: str) -> int:
@@ -257,3 +294,53 @@ def test_a_phone_reads_the_post_at_its_width(browser, corpus, name):
         where = browser.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.left, r.width, r.top]", first)
         size = float(browser.execute_script("return parseFloat(getComputedStyle(arguments[0]).fontSize)", first))
         assert where[0] < 24 and where[1] > PHONE[0] * 0.85 and size >= 16 and where[2] < PHONE[1]
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory) -> Path:
+    folder = os.environ.get("BLOGARCHIVE_SCREENSHOTS")
+    return Path(folder) if folder else tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture
+def scheme(browser, request):
+    """The system's colour scheme the browser reports to pages (``light`` or ``dark``)."""
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": request.param}]})
+    yield request.param
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+# each page, and what must be above the fold on it
+PAGES = {
+    "front-page": ("/", ".archive-newest .post-title"),
+    "post": ("/{db}/posts/{post}", ".post-body p"),
+    "search": ("/{db}/search?q=%E9%83%A8%E7%BD%B2", "td.col-snippet"),
+    "changes": ("/{db}/changes", "td.col-word_diff"),
+}
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"], indirect=True)
+@pytest.mark.parametrize("size", [pytest.param(DESKTOP, id="desktop"), pytest.param(PHONE, id="phone")])
+@pytest.mark.parametrize("page", PAGES)
+def test_each_page_fits_the_window_its_content_above_the_fold(browser, corpus, screenshots, page, size, scheme):
+    blogs, site, db = corpus
+    base, database = site.rsplit("/", 1)
+    post = post_id(db, blogs["leventarican-zola-en"][1] + POSTS["leventarican-zola-en"][0])
+    path, first = PAGES[page]
+    with viewport(browser, size):
+        browser.get(base + path.format(db=database, post=post))
+        element = browser.find_element(By.CSS_SELECTOR, first)
+        top = browser.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.top, r.left, r.right]", element)
+        assert top[0] < size[1] - 40 and 0 <= top[1] < size[0] and element.is_displayed()
+        assert fits(browser, size)
+        background = luminance(browser.execute_script("return getComputedStyle(document.body).backgroundColor"))
+        assert background < 60 if scheme == "dark" else background > 200
+        name = f"reading-{page}-{'desktop' if size == DESKTOP else 'phone'}-{scheme}.png"
+        browser.save_screenshot(str(screenshots / name))
+        if page == "post":  # its list, table, code and images further down, each image loaded
+            for img in browser.find_elements(By.CSS_SELECTOR, ".post-body img"):
+                browser.execute_script("arguments[0].scrollIntoView()", img)
+            browser.execute_script("arguments[0].scrollIntoView()", browser.find_element(By.CSS_SELECTOR, ".post-body ul"))
+            browser.execute_script("window.scrollBy(0, -arguments[0])", size[1] // 4)
+            browser.save_screenshot(str(screenshots / name.replace("-post-", "-post-body-")))
+    assert not [e for e in console(browser) if "Content Security Policy" in e]
