@@ -14,3 +14,4 @@ RENDER = "archive_render"  # why the page goes to the browser (crawler.fetch.ren
 RENDER_MAY = "archive_render_may"  # a blog's page: as it leaves, its blog's render mode may send it to the browser
 HTTP_ANSWER = "archive_http_answer"  # (status, headers, body) of the page's HTTP answer, while it is rendered
 RENDER_FAILED = "archive_render_failed"  # why the page was not rendered: its response is its HTTP answer
+MEDIA = "archive_media"  # the ledger of the source whose posts show the image asked for (crawler.fetch.media_ledger)

@@ -29,10 +29,11 @@ from scrapy.http import Response
 
 from archive.tables.media import sniff_image
 
+from crawler.meta import MEDIA
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-MEDIA = "archive_media"  # meta: the ledger of the source whose posts show the image
 POSTS = "archive_media_posts"  # meta: the posts that show it, first the one it counts against
 THEME_SHARE = 0.5  # of a blog's post pages read that show an image, at least, for it to be the theme's
 THEME_MIN_PAGES = 3
