@@ -127,11 +127,11 @@ def post_id(db: Path, url: str) -> int:
         conn.close()
 
 
-def flat(browser, element) -> str:
+def flat(browser, element) -> str:  # noqa: F811
     return browser.execute_script(FLAT, element)
 
 
-def open_both(browser, corpus, name):
+def open_both(browser, corpus, name):  # noqa: F811
     """The blog's own page of the post, then its archived page: each page's article (as flat
     texts and elements through ``read``)."""
     blogs, site, db = corpus
@@ -143,7 +143,7 @@ def open_both(browser, corpus, name):
 
 
 @pytest.mark.parametrize("name", POSTS)
-def test_lists_and_their_links_read_as_on_the_blog(browser, corpus, name):
+def test_lists_and_their_links_read_as_on_the_blog(browser, corpus, name):  # noqa: F811
     article, page = open_both(browser, corpus, name)
     theirs = [(flat(browser, li), [(a.text.strip(), a.get_attribute("href").split("/")[-1])
                                    for a in li.find_elements(By.CSS_SELECTOR, "a")])
@@ -166,7 +166,7 @@ def test_lists_and_their_links_read_as_on_the_blog(browser, corpus, name):
 
 
 @pytest.mark.parametrize("name", POSTS)
-def test_tables_read_as_on_the_blog(browser, corpus, name):
+def test_tables_read_as_on_the_blog(browser, corpus, name):  # noqa: F811
     article, page = open_both(browser, corpus, name)
     theirs = [[flat(browser, th) for th in table.find_elements(By.CSS_SELECTOR, "th")]
               for table in article.find_elements(By.CSS_SELECTOR, "table") if table.find_elements(By.CSS_SELECTOR, "th")]
@@ -176,7 +176,7 @@ def test_tables_read_as_on_the_blog(browser, corpus, name):
     assert theirs and all(headers in ours for headers in theirs)
 
 
-def test_code_blocks_keep_their_language_and_text(browser, corpus):
+def test_code_blocks_keep_their_language_and_text(browser, corpus):  # noqa: F811
     article, page = open_both(browser, corpus, "leventarican-zola-en")
     theirs = [(code.get_attribute("data-lang") or "", flat(browser, code)) for code in article.find_elements(By.CSS_SELECTOR, "pre > code")]
     browser.get(page)
@@ -189,7 +189,7 @@ def test_code_blocks_keep_their_language_and_text(browser, corpus):
 
 
 @pytest.mark.parametrize("name", POSTS)
-def test_images_sit_where_the_author_put_them_from_the_archive(browser, corpus, name):
+def test_images_sit_where_the_author_put_them_from_the_archive(browser, corpus, name):  # noqa: F811
     article, page = open_both(browser, corpus, name)
     theirs = browser.execute_script(TEXT_BEFORE_IMAGES, article)
     browser.get(page)
@@ -200,7 +200,7 @@ def test_images_sit_where_the_author_put_them_from_the_archive(browser, corpus, 
         assert before[-12:] == ours_before[-12:]  # after the same words as on the blog
     for img in browser.find_elements(By.CSS_SELECTOR, ".post-body img"):  # lazy: each loads once scrolled to
         browser.execute_script("arguments[0].scrollIntoView()", img)
-        WebDriverWait(browser, 10).until(lambda _: browser.execute_script(
+        WebDriverWait(browser, 10).until(lambda _, img=img: browser.execute_script(
             "return arguments[0].complete && arguments[0].naturalWidth > 0", img))
     assert not browser.find_elements(By.CSS_SELECTOR, ".post-media img")  # none left under the text
     assert not [e for e in console(browser) if "Content Security Policy" in e]
@@ -232,7 +232,7 @@ def made(tmp_path_factory):
         yield base + "/" + path.stem, path
 
 
-def test_markdown_escapes_read_as_their_characters_and_a_list_of_links_as_a_list(browser, made):
+def test_markdown_escapes_read_as_their_characters_and_a_list_of_links_as_a_list(browser, made):  # noqa: F811
     site, db = made
     browser.get(f"{site}/posts/{post_id(db, 'https://made.test/a')}")
     assert "今天不写代码了~ 休息一下。" in browser.find_element(By.CSS_SELECTOR, ".post-body").text
@@ -242,7 +242,7 @@ def test_markdown_escapes_read_as_their_characters_and_a_list_of_links_as_a_list
         ("Known Issues", "https://made.test/issues"), ("Pricing", "https://made.test/pricing")]
 
 
-def test_an_image_not_archived_is_its_alt_text_and_a_link_to_the_original(browser, made):
+def test_an_image_not_archived_is_its_alt_text_and_a_link_to_the_original(browser, made):  # noqa: F811
     site, db = made
     browser.get(f"{site}/posts/{post_id(db, 'https://made.test/b')}")
     missing = browser.find_element(By.CSS_SELECTOR, ".post-body .media-missing a")
@@ -251,7 +251,7 @@ def test_an_image_not_archived_is_its_alt_text_and_a_link_to_the_original(browse
     assert not [e for e in console(browser) if "Content Security Policy" in e]
 
 
-def test_reading_time_and_the_blogs_previous_and_next_posts(browser, made):
+def test_reading_time_and_the_blogs_previous_and_next_posts(browser, made):  # noqa: F811
     site, db = made
     browser.get(f"{site}/posts/{post_id(db, 'https://made.test/b')}")
     byline = browser.find_element(By.CSS_SELECTOR, ".post-byline").text
@@ -270,7 +270,7 @@ def luminance(rgb: str) -> float:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_page_follows_the_systems_colour_scheme(browser, corpus, scheme):
+def test_the_page_follows_the_systems_colour_scheme(browser, corpus, scheme):  # noqa: F811
     _, page = open_both(browser, corpus, "leventarican-zola-en")
     browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
     try:
@@ -285,7 +285,7 @@ def test_the_page_follows_the_systems_colour_scheme(browser, corpus, scheme):
 
 
 @pytest.mark.parametrize("name", POSTS)
-def test_a_phone_reads_the_post_at_its_width(browser, corpus, name):
+def test_a_phone_reads_the_post_at_its_width(browser, corpus, name):  # noqa: F811
     _, page = open_both(browser, corpus, name)
     with viewport(browser, PHONE):
         browser.get(page)
@@ -303,7 +303,7 @@ def screenshots(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def scheme(browser, request):
+def scheme(browser, request):  # noqa: F811
     """The system's colour scheme the browser reports to pages (``light`` or ``dark``)."""
     browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": request.param}]})
     yield request.param
@@ -322,7 +322,7 @@ PAGES = {
 @pytest.mark.parametrize("scheme", ["light", "dark"], indirect=True)
 @pytest.mark.parametrize("size", [pytest.param(DESKTOP, id="desktop"), pytest.param(PHONE, id="phone")])
 @pytest.mark.parametrize("page", PAGES)
-def test_each_page_fits_the_window_its_content_above_the_fold(browser, corpus, screenshots, page, size, scheme):
+def test_each_page_fits_the_window_its_content_above_the_fold(browser, corpus, screenshots, page, size, scheme):  # noqa: F811
     blogs, site, db = corpus
     base, database = site.rsplit("/", 1)
     post = post_id(db, blogs["leventarican-zola-en"][1] + POSTS["leventarican-zola-en"][0])

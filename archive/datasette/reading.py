@@ -24,8 +24,8 @@ from typing import Any
 from urllib.parse import urljoin
 
 import bleach
-from bleach.linkifier import LinkifyFilter
 import lxml.html
+from bleach.linkifier import LinkifyFilter
 from lxml import etree
 from markdown_it import MarkdownIt
 from markupsafe import Markup
@@ -126,7 +126,7 @@ def captured_document(page: bytes | None) -> Any:
 def code_languages(doc: Any) -> dict[str, str]:
     """The language of each code block of the captured page that says it (``class="language-kotlin"``,
     ``lang-``, ``data-lang``), by the start of its text (``CODE_KEY_CHARS``, whitespace removed)."""
-    found = {}
+    found: dict[str, str] = {}
     for pre in doc.iter("pre"):
         for el in (pre, *pre.iter("code")):
             match = CODE_CLASS.search(el.get("class") or "")

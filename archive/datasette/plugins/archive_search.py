@@ -53,7 +53,6 @@ from datasette.utils import await_me_maybe, escape_sqlite
 from markupsafe import escape
 
 from archive.search.index import MIN_TRIGRAM_CHARS, is_gram, register_functions
-from archive.search.snippets import snippet
 from archive.search.matches import (
     RECHECK_SECONDS,
     SUMMARISED,
@@ -64,6 +63,7 @@ from archive.search.matches import (
     search_clause,
     search_terms,
 )
+from archive.search.snippets import snippet
 
 # The ASCII characters that are not letters or digits: posts_grams' tokenizer (ascii) splits words at them.
 ASCII_SEPARATOR = re.compile(r"[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]")
