@@ -113,7 +113,7 @@ def test_scrapy_crawl_runs_the_same_crawl_and_shows_progress(site_server, tmp_pa
         cwd=ROOT, check=True, timeout=300, capture_output=True, text=True,
     )
     assert set(posts_by_path(db)) == {p["path"] for p in EXPECTED["posts"]}
-    assert re.search(r"progress: \d+ pages fetched, \d+ posts saved, \d+ errors", proc.stderr)
+    assert re.search(r"progress: \d+ pages and 0 files fetched, \d+ posts saved, \d+ errors", proc.stderr)
 
 
 def test_unreachable_blog_is_a_recorded_failure(tmp_path):

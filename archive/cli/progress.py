@@ -1,7 +1,8 @@
-"""What ``blogarchive crawl`` shows while it runs. On a terminal, one live line (rich): the pages
-fetched of those known so far and those left, posts saved, errors, pages a second and, once it
-can be estimated, the time left; the crawl's own messages above it. Elsewhere (a pipe, a file, a
-test), the plain ``progress:`` lines, every few seconds; with ``--quiet``, nothing."""
+"""What ``blogarchive crawl`` shows while it runs. On a terminal, one live line (rich): the pages and
+files (the posts' images) fetched of those known so far and those left, posts saved, errors, requests
+a second and, once it can be estimated, the time left, which a narrow terminal never cuts; the crawl's
+own messages above it. Elsewhere (a pipe, a file, a test), the plain ``progress:`` lines, every few
+seconds; with ``--quiet``, nothing."""
 
 import sys
 import time
@@ -15,6 +16,8 @@ import click
 from crawler.run.launch import progress_line
 
 MIN_SECONDS = 3.0  # seen before a rate, and a time left, are shown
+BAR = 24  # the progress bar's width, in columns
+WIDE = 130  # the terminals as wide as this, at least, show the bar
 
 
 @contextmanager
@@ -36,13 +39,16 @@ def crawl_display(quiet: bool) -> Iterator[dict[str, Any]]:
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 
     rate = PageRate()
-    with Progress(SpinnerColumn(), BarColumn(bar_width=24), TextColumn("{task.fields[counts]}"), console=console) as shown:
+    bar = console.width >= WIDE  # the bar only where the counts and the time left fit beside it
+    columns = [SpinnerColumn(), *([BarColumn(bar_width=BAR)] if bar else []), TextColumn("{task.fields[counts]}")]
+    room = console.width - 2 - (BAR + 1 if bar else 0)  # the spinner, and the bar, each with its space
+    with Progress(*columns, console=console) as shown:
         task = shown.add_task("crawl", total=None, counts="starting")
 
         def on_progress(counts: dict[str, int]) -> None:
-            rate.add(counts["pages"])
-            shown.update(task, completed=counts["pages"], total=counts["pages"] + counts["queued"],
-                         counts=counts_text(counts, rate.per_second()))
+            done = counts["pages"] + counts["files"]
+            rate.add(done)
+            shown.update(task, completed=done, total=done + counts["queued"], counts=counts_text(counts, rate.per_second(), room))
 
         def on_output(line: str) -> None:
             console.print(line, markup=False, highlight=False, emoji=False, soft_wrap=True)
@@ -51,7 +57,7 @@ def crawl_display(quiet: bool) -> Iterator[dict[str, Any]]:
 
 
 class PageRate:
-    """Pages a second over the last half minute."""
+    """Pages and files a second over the last half minute."""
 
     def __init__(self, window: float = 30.0) -> None:
         self.window = window
@@ -69,14 +75,21 @@ class PageRate:
         return (last - first) / (end - start) if end - start >= MIN_SECONDS else None
 
 
-def counts_text(counts: dict[str, int], rate: float | None) -> str:
-    """``372 of 640 known pages, 268 left, 58 posts saved, 122 errors, 3.1 pages/s, about 0:01:26 left``."""
-    pages, left = counts["pages"], counts["queued"]
-    text = f"{pages} of {pages + left} known pages, {left} left, {counts['posts']} posts saved, {counts['errors']} errors"
-    if rate is None:
+def counts_text(counts: dict[str, int], rate: float | None, width: int) -> str:
+    """``372 pages and 40 files of 680 known, 268 left, 58 posts saved, 122 errors, 3.1 a second, about 0:01:26 left``;
+    where that is wider than ``width``, the time left first and the counts short: ``0:01:26 left, 372 pages,
+    40 files, 268 to go, 58 posts, 122 errors``, so that a narrow terminal cuts what counts least."""
+    pages, files, left = counts["pages"], counts["files"], counts["queued"]
+    text = (f"{pages} pages and {files} files of {pages + files + left} known, {left} left, {counts['posts']} posts saved, "
+            f"{counts['errors']} errors")
+    eta = None
+    if rate is not None:
+        text += f", {rate:.1f} a second"
+        if rate > 0 and left:
+            seconds = round(left / rate)
+            eta = f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+            text += f", about {eta} left"
+    if len(text) <= width:
         return text
-    text += f", {rate:.1f} pages/s"
-    if rate > 0 and left:
-        eta = round(left / rate)
-        text += f", about {eta // 3600}:{eta // 60 % 60:02d}:{eta % 60:02d} left"
-    return text
+    short = f"{pages} pages, {files} files, {left} to go, {counts['posts']} posts, {counts['errors']} errors"
+    return f"{eta} left, {short}" if eta else short

@@ -129,8 +129,9 @@ def run_crawl(db_path: str, urls: tuple[str, ...], options: CrawlOptions, *, loc
         close_stale_runs(db)  # the lock is ours: a run left running by a dead crawl was interrupted
     interrupted = interrupted_run(db)
     if interrupted and client is None and not options.quiet and options.mode != "full":
-        print(f"resuming run {interrupted['id']}, which was interrupted: the pages it fetched are read "
-              "from the archive, not fetched again", file=sys.stderr, flush=True)
+        say = options.on_output or (lambda line: print(line, file=sys.stderr, flush=True))  # above a live line, not into it
+        say(f"resuming run {interrupted['id']}, which was interrupted: the pages it fetched are read from the archive, "
+            "not fetched again")
     last_run = db.execute("select coalesce(max(id), 0) from crawl_runs").fetchone()[0]
     settings = crawl_settings(db_path, options, crawled, lock=lock)
     env = {**MALLOC, **os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
@@ -237,8 +238,8 @@ def _run_cluster(db: Any, sources: list[dict[str, Any]], settings: dict[str, str
 
 def progress_line(counts: dict[str, int]) -> str:
     """The line a crawl shows every few seconds when it is not on a terminal, or when asked for (tests, pipes)."""
-    return (f"progress: {counts['pages']} pages fetched, {counts['posts']} posts saved, {counts['errors']} errors, "
-            f"{counts.get('queued', 0)} pages queued")
+    return (f"progress: {counts['pages']} pages and {counts['files']} files fetched, {counts['posts']} posts saved, "
+            f"{counts['errors']} errors, {counts.get('queued', 0)} requests queued")
 
 
 def crawl_settings(db_path: str, options: CrawlOptions, sources: list[dict[str, Any]], *, lock: int) -> dict[str, str]:

@@ -57,7 +57,7 @@ class Forwarder:
             signal.signal(sig, handler)
 
 
-COUNTS = ("pages", "posts", "errors", "queued")  # what each crawl process tells of its progress
+COUNTS = ("pages", "files", "posts", "errors", "queued")  # what each crawl process tells of its progress
 
 
 def host_key(source: dict[str, Any], host_map: dict[str, str]) -> str:

@@ -1,14 +1,15 @@
-"""Progress while a crawl runs: pages fetched and still queued, posts saved, errors."""
+"""Progress while a crawl runs: pages and files fetched, requests still queued, posts saved, errors."""
 
 import json
 import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
+from crawler.meta import MEDIA
 from crawler.run.launch import progress_line
 from crawler.store.archive_store import ArchiveStore
 
@@ -20,7 +21,7 @@ class Progress:
     """Every ``ARCHIVE_PROGRESS_INTERVAL`` seconds, a line on standard error; in a crawl of
     several processes, the counts go to blogarchive, which prints their sums; with
     ``ARCHIVE_PROGRESS_FD``, they go there, one JSON object a line (blogarchive's display
-    on a terminal)."""
+    on a terminal). Pages and files (the posts' images) are counted apart."""
 
     def __init__(self, crawler: "Crawler", interval: float, to: TextIO | None):
         self.crawler = crawler
@@ -28,6 +29,7 @@ class Progress:
         self.store = ArchiveStore.of(crawler)
         self.interval = interval
         self.to = to
+        self.files = 0  # the responses to requests for images (crawler.fetch.media_ledger)
         self.loop = task.LoopingCall(self.report)
 
     @classmethod
@@ -41,7 +43,12 @@ class Progress:
         extension = cls(crawler, interval, os.fdopen(int(fd), "w", buffering=1) if fd else None)
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(extension.response_received, signal=signals.response_received)
         return extension
+
+    def response_received(self, request: Request) -> None:
+        if MEDIA in request.meta:
+            self.files += 1
 
     def spider_opened(self) -> None:
         self.loop.start(self.interval, now=False)
@@ -64,7 +71,8 @@ class Progress:
     def report(self) -> None:
         get = self.stats.get_value
         counts = {
-            "pages": get("response_received_count", 0),
+            "pages": get("response_received_count", 0) - self.files,
+            "files": self.files,
             "posts": sum(get(f"archive/posts_{k}", 0) for k in ("new", "updated", "unchanged")),
             "errors": get("archive/errors", 0),
             "queued": self.queued(),
