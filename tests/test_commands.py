@@ -4,6 +4,7 @@ archive refused rather than created, a damaged one refused in one line, and help
 import contextlib
 import importlib.metadata
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -369,3 +370,19 @@ def test_writing_into_a_folder_the_user_cannot_write_is_one_line(unwritable_arch
                           cwd=db.parent)
     assert (proc.returncode, proc.stderr) == (1, f"Error: cannot write {args[-1]}: Permission denied\n")
     assert sorted(p.name for p in db.parent.iterdir()) == ["archive.db"]
+
+
+def readme_rows() -> list[list[str]]:
+    """The README's command table: each row's command cell and what it says."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    return [line[2:].split("` | ", 1) for line in readme.splitlines() if line.startswith("| `blogarchive ")]
+
+
+@pytest.mark.parametrize("path", [p for p in _commands(cli, []) if not isinstance(cli.commands[p[0]], click.Group) or len(p) > 1],
+                         ids=" ".join)
+def test_the_readme_table_gives_every_command_its_exit_codes(path):
+    rows = [said for command, said in readme_rows() if " ".join(path) in command]
+    assert rows, f"no row of the README's command table for {' '.join(path)}"
+    for said in rows:
+        codes = said.partition("Exit codes: ")[2]
+        assert codes and codes.startswith("0") and set(re.findall(r"\b(\d+) ", codes)) <= {"0", "1", "2", "75"}, said[-300:]
