@@ -48,7 +48,10 @@ REAPER = reaper.install()
 
 @pytest.hookimpl(trylast=True)  # after the session's fixtures, and the controller's workers, have ended
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """What the tests left running ends with the session."""
+    """What the tests left running ends with the session (the forking process of tests/forked_cli.py
+    first, as it ends: its stdin closed)."""
+    if forked_commands.cache_info().currsize:
+        forked_commands().close()
     REAPER.end_tree()
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from types import FrameType
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
-GRACE = 5.0  # seconds from SIGTERM to SIGKILL: MariaDB and Scrapyd shut down in one or two
+GRACE = 3.0  # seconds from SIGTERM to SIGKILL: MariaDB and Scrapyd shut down in one or two
 
 
 def _processes() -> dict[int, tuple[str, int, int, int, str]]:
@@ -96,36 +96,33 @@ class Reaper:
         self.then: int | None = None  # the signal to end this process by, once its tree has ended
         self.interrupted = False  # the tree ended on a signal: this process is on its way out
 
-    def end_tree(self, grace: float = GRACE) -> list[str]:
-        """End every process under this one: SIGTERM, then SIGKILL after ``grace`` seconds (or
-        ``hurry``); return until they have all ended (10 s at most after SIGKILL). Returns the command
-        lines of those it found."""
-        seen: dict[int, str] = {}
-        commands = []
-        deadline, killed = time.monotonic() + grace, None
-        while True:
-            found = descendants(self.pid)
-            for pid, started in found.items():
-                if pid not in seen:
-                    seen[pid] = started
-                    try:
-                        commands.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
-                            errors="replace").strip())
-                    except OSError:
-                        pass
-                    _send(pid, started, signal.SIGKILL if killed else signal.SIGTERM)
-            left = {pid: started for pid, started in seen.items() if _running(pid, started)}
-            if not left:
-                return commands
-            now = time.monotonic()
-            if killed is None and (now >= deadline or self.hurry):
-                killed = now
-            if killed is not None:
-                if now - killed > 10:
-                    return commands
-                for pid, started in left.items():  # again: a process may have been mid-fork
-                    _send(pid, started, signal.SIGKILL)
-            time.sleep(0.05)
+    def end_tree(self, grace: float = GRACE) -> None:
+        """End every process under this one: SIGTERM, then SIGKILL after ``grace`` seconds (at once
+        on a second Ctrl-C meanwhile); return once they have all ended (10 s at most after SIGKILL)."""
+        outer, self.ending = not self.ending, True
+        try:
+            seen: dict[int, str] = {}
+            deadline, killed = time.monotonic() + grace, None
+            while True:
+                for pid, started in descendants(self.pid).items():  # again and again: orphans come to us
+                    if pid not in seen:
+                        seen[pid] = started
+                        _send(pid, started, signal.SIGKILL if killed else signal.SIGTERM)
+                left = {pid: started for pid, started in seen.items() if _running(pid, started)}
+                if not left:
+                    return
+                now = time.monotonic()
+                if killed is None and (now >= deadline or self.hurry):
+                    killed = now
+                if killed is not None:
+                    if now - killed > 10:
+                        return
+                    for pid, started in left.items():
+                        _send(pid, started, signal.SIGKILL)
+                time.sleep(0.05)
+        finally:
+            if outer:
+                self.ending = False
 
     def on_signal(self, signum: int, frame: FrameType | None) -> None:
         if os.getpid() != self.pid:  # a child forked from this process, its handlers inherited: as Python would
@@ -134,31 +131,23 @@ class Reaper:
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
-        if self.ending:  # the tree is being ended
+        if self.ending:  # the tree is being ended: a second Ctrl-C hurries it, a SIGTERM is obeyed after
             if signum == signal.SIGINT:
                 self.hurry = True
             else:
                 self.then = signum
             return
-        if self.interrupted:  # pytest is on its way out after the first signal: no more waiting
+        if self.interrupted:  # on its way out after the first signal (pytest reporting, fixtures torn down): now
             self.hurry = True
-            self._end(signum)
+            self.end_tree(0)
             os._exit(128 + signum)
-        self._end(signum)
+        self.end_tree()
         self.interrupted = True
-        if self.then is not None:
-            signum = self.then
+        signum = self.then or signum
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         signal.signal(signum, signal.SIG_DFL)
         os.kill(self.pid, signum)
-
-    def _end(self, signum: int) -> None:
-        self.ending = True
-        try:
-            self.end_tree(0 if self.hurry else GRACE)
-        finally:
-            self.ending = False
 
     def at_exit(self) -> None:
         if os.getpid() == self.pid:  # not a child forked from this process
