@@ -338,8 +338,10 @@ def test_settings_commands_wait_for_a_writer_that_commits_often(small_archive, t
     with committing(db, every=0.002):
         done = [invoke("source", "set", "blog.test", f"delay={n}", "--db", str(db))[0] for n in range(40)]
         done += [invoke("notify", "add", f"json://hooks.test/{n}", "--db", str(db))[0] for n in range(10)]
-    assert done == [0] * 50
-    assert rows(db, "select delay from sources") == [{"delay": 39.0}] and len(rows(db, "select * from notify_state")) == 10
+        done += [invoke("add", f"https://blog{n}.test/", "--db", str(db))[0] for n in range(20)]
+    assert done == [0] * 70
+    assert rows(db, "select delay from sources where name = 'blog.test'") == [{"delay": 39.0}]
+    assert len(rows(db, "select * from notify_state")) == 10 and len(rows(db, "select * from sources")) == 21
 
 
 @pytest.mark.filterwarnings(APPRISE_IMGHDR)

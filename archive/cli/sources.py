@@ -7,6 +7,7 @@ import click
 
 from archive import ensure_source, list_runs, list_sources
 from archive.cli.common import ConfigError, check_source, db_option, open_db
+from archive.core.db import writing
 from archive.core.lock import acquire_lock, release_lock
 from archive.core.urls import is_http_url
 from archive.tables.revisit import revisit_summary
@@ -33,7 +34,8 @@ def add(url: str | None, name: str | None, opml_file: str | None, db_path: str) 
         raise ConfigError(f"not an http(s) URL: {url!r}")
     db = open_db(db_path, create=True)
     try:
-        source = ensure_source(db, url, name=name)
+        with writing(db):  # waits for a crawl's commits (archive.core.db.writing)
+            source = ensure_source(db, url, name=name)
     except ValueError as e:  # the name is another source's
         raise ConfigError(str(e)) from e
     click.echo(f"source {source['name']}: {source['url']}")
@@ -54,7 +56,9 @@ def _add_opml(opml_file: str, name: str | None, db_path: str) -> None:
     if not entries:
         raise click.ClickException(f"{opml_file}: no feed or site in this OPML list")
     db = open_db(db_path, create=True)
-    for source, new in add_subscriptions(db, entries):
+    with writing(db):
+        added = add_subscriptions(db, entries)
+    for source, new in added:
         folder = source["folder"].replace("\n", ", ") if source["folder"] else ""
         click.echo(f"source {source['name']}: {source['url']}{f'  [{folder}]' if folder else ''}{'' if new else '  (known)'}")
 
