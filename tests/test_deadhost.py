@@ -102,3 +102,22 @@ def test_an_image_host_that_refuses_connections_is_down_too(tmp_path):
     [(kind, message)] = conn.execute("select kind, message from crawl_errors").fetchall()
     assert kind == "host-down" and "it refuses connections (refused: " in message
     assert stats["hosts/down"] == 1
+
+
+def test_a_host_found_down_is_an_error_once_then_a_count(tmp_path):
+    db = tmp_path / "a.db"
+    with FaultServer(blog_routes()) as blog:
+        first, _ = crawl(db, blog.base)
+        conn = sqlite3.connect(db)
+        [(status,)] = conn.execute("select last_status from sources").fetchall()
+        second, _ = crawl(db, blog.base)
+        third, _ = crawl(db, blog.base, "--full")
+    assert first.returncode == second.returncode == third.returncode == 0, third.stderr[-3000:]
+    assert "0 errors on the blogs, 1 on other hosts, " in first.stdout and status == "ok, 1 errors on other hosts"
+    [(status,)] = conn.execute("select last_status from sources").fetchall()
+    kinds = conn.execute("select run_id, kind from crawl_errors where run_id > 1").fetchall()
+    conn.close()
+    assert kinds == [(2, "host-down"), (3, "host-down")]  # recorded every run
+    for proc in (second, third):
+        assert "0 errors on the blogs, 0 on other hosts, 1 on hosts down since an earlier run, " in proc.stdout, proc.stdout
+    assert status == "ok, 1 on hosts down since an earlier run"

@@ -9,6 +9,7 @@ from sqlite_utils import Database
 from archive.core.urls import host_of
 from archive.search.index import MIN_TRIGRAM_CHARS, post_ids_sql
 
+SOURCE_FAILURES = ("seed", "bug")  # the kinds of error that mean a source was not crawled as it should have been
 SOURCES_SQL = """
 select
   s.id, s.name, s.url, s.kind, s.enabled, s.feeds, s.sitemaps,
@@ -50,13 +51,25 @@ def on_other_host(url: str | None, scope: str | None, hosts: str | None) -> bool
 
 def run_errors(db: Database, run_id: int) -> dict[int | None, Counter[str]]:
     """The errors of a run per source: ``blog`` on the blog's own pages, posts and files,
-    ``other hosts`` on resources elsewhere (``on_other_host``)."""
+    ``other hosts`` on resources elsewhere (``on_other_host``), and apart from both ``hosts down``:
+    those on a host an earlier run found down (``hosts_down_before``), told as errors once, then counted."""
+    down = hosts_down_before(db, run_id)
     counts: dict[int | None, Counter[str]] = {}
-    for row in db.query("select e.source_id, e.url, s.scope, s.hosts from crawl_errors e "
+    for row in db.query("select e.source_id, e.url, e.kind, s.scope, s.hosts from crawl_errors e "
                         "left join sources s on s.id = e.source_id where e.run_id = ?", [run_id]):
-        where = "other hosts" if on_other_host(row["url"], row["scope"], row["hosts"]) else "blog"
+        if row["kind"] not in SOURCE_FAILURES and host_of(row["url"] or "") in down:
+            where = "hosts down"
+        else:
+            where = "other hosts" if on_other_host(row["url"], row["scope"], row["hosts"]) else "blog"
         counts.setdefault(row["source_id"], Counter())[where] += 1
     return counts
+
+
+def hosts_down_before(db: Database, run_id: int) -> set[str]:
+    """The hosts that a run before ``run_id`` found down (an error of kind ``host-down``, of an image
+    host): their failures in this run are counted apart (``run_errors``), not as new errors."""
+    return {host_of(url) for url, in db.execute(
+        "select url from crawl_errors where kind = 'host-down' and run_id < ?", [run_id])}
 
 
 def list_sources(db: Database) -> list[dict[str, Any]]:

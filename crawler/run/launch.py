@@ -72,7 +72,7 @@ class CrawlOutcome:
     seconds: float
     failed: list[dict[str, Any]]  # the run's sources whose crawl failed
     returncode: int  # the crawl process's
-    errors: Counter[str] = field(default_factory=Counter)  # "blog", "other hosts" (archive.core.queries.run_errors)
+    errors: Counter[str] = field(default_factory=Counter)  # "blog", "other hosts", "hosts down" (archive.core.queries.run_errors)
     stalled: int = 0  # the requests the watchdog gave up (crawler.fetch.watchdog)
 
     @property
@@ -81,12 +81,12 @@ class CrawlOutcome:
 
     def summary(self) -> str:
         """The one-line summary ``blogarchive crawl`` ends with."""
-        run = self.run
+        run, errors = self.run, self.errors
+        down = f"{errors['hosts down']} on hosts down since an earlier run, " if errors["hosts down"] else ""
         return (
             f"run {run['id']} {run['status']}: posts {run['posts_new']} new, {run['posts_updated']} updated, "
-            f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {self.errors['blog']} errors on the blogs, "
-            f"{self.errors['other hosts']} on other hosts, "
-            f"{self.seconds:.1f} seconds; {run['requests'] or 0} requests, "
+            f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {errors['blog']} errors on the blogs, "
+            f"{errors['other hosts']} on other hosts, {down}{self.seconds:.1f} seconds; {run['requests'] or 0} requests, "
             f"{run['not_modified'] or 0} not modified, {run['extractions'] or 0} extractions, {run['versions'] or 0} new versions"
         )
 

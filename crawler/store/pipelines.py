@@ -33,7 +33,7 @@ from archive import (
     update_source,
 )
 from archive.core.db import utcnow
-from archive.core.queries import run_errors
+from archive.core.queries import SOURCE_FAILURES, run_errors
 from archive.core.urls import normalize_url
 from archive.tables.history import NoPost, mark_gone, record_version
 from archive.tables.media import save_media_file
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
-# Errors that mean a source was not crawled as it should have been.
-FAILING_KINDS = ("seed", "bug")
 # Errors told on standard error, one line each (Scrapy's own lines for them are INFO).
 TOLD_KINDS = ("seed", "dns", "refused", "timeout", "tls", "reset", "truncated", "network")
 
@@ -59,6 +57,8 @@ def source_status(errors: Counter[str]) -> str:
     status = f"{blog} errors" if blog else "ok"
     if elsewhere:
         status += f", {elsewhere} {'more ' if blog else 'errors '}on other hosts"
+    if errors["hosts down"]:
+        status += f", {errors['hosts down']} on hosts down since an earlier run"
     return status
 
 
@@ -140,7 +140,7 @@ class ArchivePipeline:
             if item.kind in TOLD_KINDS or item.fails_source:
                 logger.error("%s: %s (%s)", item.url, item.message, item.kind)
             stats.inc_value("archive/errors")
-            if item.source_id and (item.kind in FAILING_KINDS or item.fails_source):
+            if item.source_id and (item.kind in SOURCE_FAILURES or item.fails_source):
                 self.failed.add(item.source_id)
         elif isinstance(item, MediaFile):
             fields = ItemAdapter(item).asdict()
