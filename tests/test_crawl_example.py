@@ -72,7 +72,7 @@ def test_second_crawl_duplicates_nothing(example_archive, site_server, tmp_path)
     # --full fetches every page again, without validators; the same bodies need no extraction;
     # robots.txt is asked for once: the spider's reading of it gets that first answer
     proc = run_cli(*args, "--full")
-    assert "posts 0 new, 0 updated, 0 unchanged; 20 pages, 0 errors on the blogs, 0 on other hosts" in proc.stdout
+    assert "posts 0 new, 0 updated, 0 unchanged; 20 pages, 0 files, 0 errors on the blogs, 0 on other hosts" in proc.stdout
     assert "; 19 requests, " in proc.stdout
     assert ", 0 extractions, 0 new versions" in proc.stdout
     assert {p["url"]: p["content_hash"] for p in rows(db, "select * from posts")} == first

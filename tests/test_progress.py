@@ -109,5 +109,6 @@ def test_pages_and_files_are_counted_apart(tmp_path):
     last = [m for f in frames_of(out) if (m := re.search(r"(\d+) pages and (\d+) files of (\d+) known, 0 left", f))][-1]
     pages, files, known = map(int, last.groups())
     answered = [h for h in hits if h.path.startswith(("/img/", "/c/")) and h.path != "/img/huge.png"]  # too large: cut off
-    [run] = sqlite3.connect(db).execute("select pages from crawl_runs").fetchall()
-    assert (files, pages + files, known) == (len(answered), run[0], run[0])
+    [run] = sqlite3.connect(db).execute("select pages, files from crawl_runs").fetchall()
+    assert (files, (pages, files), known) == (len(answered), run, pages + files)
+    assert re.search(rf"^run 1 finished: .*; {pages} pages, {files} files, ", ANSI.sub("", out), re.M)

@@ -414,6 +414,13 @@ def add_source_media_max_mb(db: Database) -> None:
     db["sources"].add_column("media_max_mb", float)
 
 
+@migrations()
+def add_run_files(db: Database) -> None:
+    # the responses to requests for the posts' images, counted apart from the pages (pages counted both
+    # before: a run of before has no files)
+    db["crawl_runs"].add_column("files", int)
+
+
 def ensure_schema(db: Database) -> None:
     """Create or upgrade the archive's tables; a no-op when up to date."""
     register_functions(db.conn)

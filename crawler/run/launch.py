@@ -85,8 +85,9 @@ class CrawlOutcome:
         down = f"{errors['hosts down']} on hosts down since an earlier run, " if errors["hosts down"] else ""
         return (
             f"run {run['id']} {run['status']}: posts {run['posts_new']} new, {run['posts_updated']} updated, "
-            f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {errors['blog']} errors on the blogs, "
-            f"{errors['other hosts']} on other hosts, {down}{self.seconds:.1f} seconds; {run['requests'] or 0} requests, "
+            f"{run['posts_unchanged']} unchanged; {run['pages']} pages, {run['files'] or 0} files, "
+            f"{errors['blog']} errors on the blogs, {errors['other hosts']} on other hosts, {down}"
+            f"{self.seconds:.1f} seconds; {run['requests'] or 0} requests, "
             f"{run['not_modified'] or 0} not modified, {run['extractions'] or 0} extractions, {run['versions'] or 0} new versions"
         )
 

@@ -5,11 +5,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from scrapy import Request, signals
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
-from crawler.meta import MEDIA
 from crawler.run.launch import progress_line
 from crawler.store.archive_store import ArchiveStore
 
@@ -29,7 +28,6 @@ class Progress:
         self.store = ArchiveStore.of(crawler)
         self.interval = interval
         self.to = to
-        self.files = 0  # the responses to requests for images (crawler.fetch.media_ledger)
         self.loop = task.LoopingCall(self.report)
 
     @classmethod
@@ -43,12 +41,7 @@ class Progress:
         extension = cls(crawler, interval, os.fdopen(int(fd), "w", buffering=1) if fd else None)
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
-        crawler.signals.connect(extension.response_received, signal=signals.response_received)
         return extension
-
-    def response_received(self, request: Request) -> None:
-        if MEDIA in request.meta:
-            self.files += 1
 
     def spider_opened(self) -> None:
         self.loop.start(self.interval, now=False)
@@ -71,8 +64,8 @@ class Progress:
     def report(self) -> None:
         get = self.stats.get_value
         counts = {
-            "pages": get("response_received_count", 0) - self.files,
-            "files": self.files,
+            "pages": get("response_received_count", 0) - get("archive/files", 0),  # crawler.store.pipelines
+            "files": get("archive/files", 0),
             "posts": sum(get(f"archive/posts_{k}", 0) for k in ("new", "updated", "unchanged")),
             "errors": get("archive/errors", 0),
             "queued": self.queued(),

@@ -17,7 +17,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.exceptions import CloseSpider, DropItem
 
 from archive import (
@@ -40,6 +40,7 @@ from archive.tables.media import save_media_file
 from archive.tables.revisit import mark_processed
 
 from crawler.items import BlogPost, CrawlError, MediaFile, PageRecord, PostAlias, PostGone, Processed, SourceUpdate
+from crawler.meta import MEDIA
 from crawler.store.archive_store import ArchiveStore, ArchiveUnwritable, Write
 
 if TYPE_CHECKING:
@@ -94,7 +95,13 @@ class ArchivePipeline:
         pipeline = cls(crawler)
         # The run is closed on spider_closed, which carries the finish reason.
         crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(pipeline.response_received, signal=signals.response_received)
         return pipeline
+
+    def response_received(self, request: Request) -> None:
+        """The responses for the posts' images counted apart from the pages' (the run's ``files``)."""
+        if MEDIA in request.meta:
+            self.crawler.stats.inc_value("archive/files")
 
     def open_spider(self) -> None:
         given = self.crawler.settings.getint("ARCHIVE_RUN_ID")
@@ -207,7 +214,8 @@ class ArchivePipeline:
             self.run_id,
             mode=getattr(self.crawler.spider, "mode", None),
             sources=sorted(self.sources),
-            pages=get("response_received_count", 0),
+            pages=get("response_received_count", 0) - get("archive/files", 0),
+            files=get("archive/files", 0),
             requests=get("revisit/requests", 0),
             not_modified=sum(get(f"revisit/{k}", 0) for k in ("not_modified", "fresh", "same_body", "resumed")),
             extractions=get("extract/count", 0),
