@@ -1,11 +1,12 @@
 """Not part of the suite: the tests tests/test_stopping.py runs under ``pytest -n 2`` and then stops with
 Ctrl-C. They start, through the suite's own helpers and fixtures, the processes the suite starts (a
-redis-server, a Scrapyd node in a session of its own and a crawl job of its, a crawl of a slow blog, a
-real WordPress's MariaDB and PHP server, Chromium and chromedriver, a command forked by
-tests/forked_cli.py; or a process that ignores SIGINT and SIGTERM), say so in the folder ``BLOGARCHIVE_STOPPING_READY`` names, and wait to be stopped.
-Skipped anywhere else (the file's name is not a test module's: pytest reads it only when it is named on
-the command line)."""
+redis-server, a Scrapyd node in a session of its own and a crawl job it runs, a crawl of a slow blog,
+a real WordPress's MariaDB and PHP server, Chromium and chromedriver, a command forked by
+tests/forked_cli.py; or a process that ignores SIGINT and SIGTERM), say so in the folder that
+``BLOGARCHIVE_STOPPING_READY`` names, and wait to be stopped. Skipped anywhere else (the file's name is
+not a test module's: pytest reads it only when it is named on the command line)."""
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -89,7 +90,11 @@ def test_wordpress_and_browser(browser, slow_blog, tmp_path):  # noqa: F811
     """A real WordPress, Chromium, and a crawl run as the suite's commands run (tests/forked_cli.py)."""
     from wordpress import WordPress
 
-    threading.Thread(target=run_cli, args=crawl_args(tmp_path / "b.db", slow_blog), daemon=True).start()
+    def crawl() -> None:
+        with contextlib.suppress(Exception):  # its forking process is stopped with the rest
+            run_cli(*crawl_args(tmp_path / "b.db", slow_blog))
+
+    threading.Thread(target=crawl, daemon=True).start()
     (tmp_path / "wp").mkdir()
     with WordPress(tmp_path / "wp", free_port()) as wp:
         browser.get(wp.home)
