@@ -270,7 +270,7 @@ READING = [
     ["sources"], ["runs"], ["search", "word3x7"], ["history", POST], ["notify", "list"],
     ["export", "sql"], ["export", "csv", "--table", "posts"], ["export", "json", "--query", "select url from posts"],
     ["export", "markdown", "-o", "{out}/md"], ["export", "opml"], ["export", "epub", "-o", "{out}/blog.epub"],
-    ["export", "warc", "-o", "{out}/blog.warc.gz"],
+    ["export", "warc", "-o", "{out}/blog.warc.gz"], ["crawl", "--dry-run"],
 ]
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
 

@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def plan(db_path: str, mode: str, policy: str, urls: list[str]) -> None:
     """Print the plan, one JSON object a line."""
-    db = open_archive(db_path)
+    db = open_archive(db_path, read_only=True)  # it fetches and writes nothing
     try:
         known = {s["url"]: s for s in find_sources(db, enabled_only=False)}
         if urls:
