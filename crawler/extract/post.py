@@ -46,7 +46,7 @@ from crawler.judge.encoding import page_text
 from crawler.judge.metadata import Candidate, candidates
 from crawler.judge.pages import page_lang, site_furniture
 from crawler.judge.site import SiteParts, fold
-from crawler.judge.titles import choose_title
+from crawler.judge.titles import choose_title, site_name_parts
 
 logger = logging.getLogger(__name__)
 # trafilatura warns for every page it finds no article in; that is a normal outcome here.
@@ -171,6 +171,9 @@ def extract_post(
     root = parse_html(html_text) if isinstance(html_text, str) else html_text
     sel = Selector(root=root, type="html")
     found = candidates(sel, url, entry, site=site, link_text=link_text)
+    # what the page says its site is called (og:site_name, its host's name...): never its title,
+    # whether or not the crawl has learned the blog's names yet (``extract`` of one page has not)
+    site_names = [*(site or SiteParts()).names, *site_name_parts(root, url)]
     body = article_body(root)  # found before anything is taken out of the page
     post = BlogPost(url=url, guid=entry.get("guid"), protected=protected(root, body))
     # what trafilatura alone keeps of the page (it reads a copy: our layer changes the tree next)
@@ -218,7 +221,7 @@ def extract_post(
         # read from the article alone, trafilatura's title would be the body's first heading
         guessed = (("author", doc.author), ("published", doc.date)) + ((("title", doc.title),) if article is None else ())
         found += [Candidate(f, v, "trafilatura") for f, v in guessed if v]
-    _choose_metadata(post, found, default_tz, site or SiteParts())
+    _choose_metadata(post, found, default_tz, site_names)
     _drop_title_line(post)
     _drop_byline(post)
     post.summary = _summary(entry, sel)
@@ -496,9 +499,9 @@ def parse_html(html_text: str) -> Any:
         return lxml_html.document_fromstring("<html></html>")
 
 
-def _choose_metadata(post: BlogPost, found: list[Candidate], default_tz: tzinfo | None, site: SiteParts) -> None:
+def _choose_metadata(post: BlogPost, found: list[Candidate], default_tz: tzinfo | None, site_names: list[str]) -> None:
     titles = [c for c in found if c.field == "title"]
-    best = choose_title([(c.value, c.origin) for c in titles], site_parts=site.names)
+    best = choose_title([(c.value, c.origin) for c in titles], site_parts=site_names)
     # the author most sources name (a feed's site-wide name against the page's byline, JSON-LD, meta)
     authors = Counter(fold(c.value) for c in found if c.field == "author")
     author = max(authors, key=lambda a: (authors[a], -list(authors).index(a))) if authors else None

@@ -105,7 +105,14 @@ def split_parts(title: str) -> list[tuple[str, str]]:
 
 def _is_site(part: str, site: set[str]) -> bool:
     key = fold(part)
-    return key in site or NON_WORD.sub("", key) in site  # "Example Site" for example-site.com
+    return key in site or _squeezed(key) in site  # "Example Site" for example-site.com
+
+
+def _squeezed(key: str) -> str:
+    """A folded name without its spaces and punctuation ("lofipython" for "lo-fi python"), as a host
+    writes it; only for names long enough not to be a word of a title ("go" is not Go!)."""
+    squeezed = NON_WORD.sub("", key)
+    return squeezed if len(squeezed) >= 6 else key
 
 
 def readings(title: str, site: set[str], split: bool, params: dict[str, float] = PARAMS) -> list[tuple[str, float]]:
@@ -157,11 +164,12 @@ def choose_title(
     bit (``GROUPS``). ``site_parts`` (the site's name, tagline...) are never chosen.
     """
     site = {fold(s) for s in site_parts if s and fold(s)}
+    site |= {_squeezed(key) for key in site}
     seen: set[str] = set()
     cands: list[tuple[str, str]] = []
     for value, origin in candidates:
         value = clean(value)
-        if not value or origin in seen or len(value) > MAX_TITLE or fold(value) in site:
+        if not value or origin in seen or len(value) > MAX_TITLE or _is_site(value, site):
             continue
         seen.add(origin)
         cands.append((value, origin))
@@ -185,7 +193,7 @@ def choose_title(
             options = [r for r in options if fold(r[0]) == longest]
         for k, (text, factor) in enumerate(options):
             key = fold(text)
-            if not key or key in site:
+            if not key or _is_site(text, site):
                 continue
             best[key] = max(best.get(key, 0.0), weight * factor)
             if key not in first:
@@ -247,8 +255,11 @@ _LD = etree.XPath('//script[@type="application/ld+json"]/text()')
 _HEADLINE = etree.XPath('//*[@itemprop="headline"]')
 _MAIN = etree.XPath('(//article | //main | //*[@role="main"])')
 _H1 = etree.XPath("//h1")
-# A heading that is (or holds) a link to the home page is the site's logo.
-_HOME_LINK = etree.XPath('ancestor-or-self::a[@href="/" or @href="./" or @href="index.html"] | .//a[@href="/" or @href="./"]')
+# A heading that is (or holds) a link to the home page is the site's logo: a link to "/", "./",
+# "index.html" or to a host's root written out whole ("https://example.com/").
+_ROOT = r"^(?=.)((https?:)?//[^/?#]+)?/?(index\.html?)?$|^\./$"
+_HOME_LINK = etree.XPath(f'ancestor-or-self::a[re:test(@href, "{_ROOT}")] | .//a[re:test(@href, "{_ROOT}")]',
+                         namespaces={"re": "http://exslt.org/regular-expressions"})
 _META = etree.XPath("//meta[@property or @name]")
 _CANONICAL = etree.XPath('//link[@rel="canonical"]/@href')
 # co.uk, com.au...: where the site's own name is the third label from the right.
