@@ -5,6 +5,8 @@ the first candidate that parses wins. Titles are chosen by agreement.
 ``crawler.extract.post`` does the choosing and keeps every candidate as provenance.
 """
 
+import ast
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -145,9 +147,77 @@ def candidates(
         ("categories", icons.get("categories"), "category icon"),
         ("categories", [*feed_categories, *(t for t in feed_tags if t.lower() in known_categories)], said),
     ]
+    # an author is a person's name: a map or list a template printed whole is read for its names
+    found = [(f, person_name(v) if f == "author" else v, o) for f, v, o in found]
     # one name, title or date a candidate (a list is a list of tags or categories only)
     return [Candidate(f, _clean(v), o) for f, v, o in found
             if _clean(v) and (isinstance(v, str) or f in ("tags", "categories"))]
+
+
+# The keys of a serialised person whose value is its name, most telling first.
+NAME_KEYS = ("name", "displayname", "display_name", "fullname", "full_name", "nickname", "nick", "username")
+# Go's fmt of a map (``map[email:a@b.c name:子舒]``: a Hugo theme printing its author map) and of a slice
+# of maps; a key is a word before a colon at the start or after a space or ``[``.
+GO_MAP = re.compile(r"map\[(.*)\]", re.S)
+GO_KEY = re.compile(r"(?:^|(?<=[\s\[]))([A-Za-z_][\w-]*):")
+
+
+def person_name(value: Any) -> Any:
+    """An author candidate as a person's name: a serialised map (Go's ``map[k:v ...]``, JSON or a
+    Python dict) gives its ``name`` (or display name, full name, nickname), a serialised list (JSON,
+    Python, Go's slice of maps) the names of its items joined by ", "; one with no name, and a bracketed
+    run of bare words (``[email protected]``, Go's ``[Ann Bob]``: one name or two?), is None, so that the feed's or the byline's author
+    is chosen. Any other value is returned as it is."""
+    if not isinstance(value, str):
+        return value
+    text = " ".join(value.split())
+    if not text or text[0] not in "[{" and not text.startswith("map["):
+        return value
+    names = _names(_parsed(text))
+    return ", ".join(dict.fromkeys(names)) or None
+
+
+def _parsed(text: str) -> Any:
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            return parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return _go_value(text)
+
+
+def _go_value(text: str) -> Any:
+    """Go's ``fmt`` of a map or a slice of strings or maps, as dicts and lists of strings."""
+    text = text.strip()
+    match = GO_MAP.fullmatch(text)
+    if match:
+        inner = match.group(1)
+        keys = list(GO_KEY.finditer(inner))
+        return {k.group(1): inner[k.end(): keys[i + 1].start() if i + 1 < len(keys) else len(inner)].strip()
+                for i, k in enumerate(keys)}
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].strip()
+        maps = re.findall(r"map\[[^\[\]]*\]", inner)
+        if maps:
+            return [_go_value(m) for m in maps]
+    return {}  # a slice of words (unquoted, one name or several?) or a structure it cannot read: no name
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, str):
+        n = " ".join(value.split())
+        if n[:1] in ("[", "{") or n.startswith("map["):
+            return _names(_parsed(n))  # a serialised map inside a list or map
+        return [n] if n else []
+    if isinstance(value, dict):
+        keys = {str(k).lower(): v for k, v in value.items()}
+        for key in NAME_KEYS:
+            if isinstance(keys.get(key), str) and keys[key].strip():
+                return _names(keys[key])
+        return []
+    if isinstance(value, list):
+        return [n for item in value for n in _names(item)]
+    return []
 
 
 def _clean(value: Any) -> Any:
