@@ -63,7 +63,7 @@ def parse_setting(key: str, raw: str) -> Any:
         return None
     try:
         if key in NUMBERS:
-            value = _number(key, raw)
+            value: Any = _number(key, raw)
         elif key == "revisit":
             parse_policy(raw)
             value = raw
