@@ -283,13 +283,32 @@ def search_at_scale(work: Path, posts: int, db: Path | None = None) -> dict:
     return result
 
 
+PARTS = {"cold": cold_search, "warm": lambda db: search_latency(db, SEARCHES), "bytes_per_post": archive_bytes}
+
+
 def main() -> None:
-    """Only the search at scale: its results replace those of bench/results.json, docs/benchmarks.md is written again."""
+    """Only the search at scale: its results replace those of bench/results.json, docs/benchmarks.md is written again.
+    With ``--only``, only those parts on the ``--db`` archive, printed as JSON (``--out``: written there), nothing
+    else written: a comparison of two versions of the server runs each in turn (``PYTHONPATH`` naming the other
+    checkout's folder serves its ``archive`` package)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--posts", type=int, default=100_000)
     parser.add_argument("--db", type=Path, help="an archive kept between runs: built there by the first (14 minutes "
                                                 "of CPU at 100,000 posts), searched again by the next")
+    parser.add_argument("--only", nargs="+", choices=sorted(PARTS), help="these parts only, on the --db archive")
+    parser.add_argument("--out", type=Path, help="with --only: write the JSON there too")
     args = parser.parse_args()
+    if args.only:
+        if args.db is None:
+            parser.error("--only needs --db")
+        db = args.db.resolve()
+        kept_archive(db, args.posts)
+        found = {part: PARTS[part](db) for part in args.only}
+        text = json.dumps(found, indent=2, ensure_ascii=False)
+        if args.out:
+            args.out.write_text(text + "\n")
+        print(text)
+        return
     with tempfile.TemporaryDirectory(prefix="blogarchive-search-") as work:
         scale = search_at_scale(Path(work), args.posts, args.db and args.db.resolve())
     path = ROOT / "bench" / "results.json"
