@@ -204,3 +204,107 @@ def test_a_summary_counts_the_posts_of_its_search_that_are_still_there():
     conn, summary = summary_of(ODD_POSTS, ids=[1, 2, 99])  # 99: a post deleted since the search
     assert summary.count == 2
     assert summary.facet("column", "lang") == [("en", 1), ("zh-Hant", 1)]
+
+
+# The whole set of a search's matches, read in two halves side by side (two connections, two threads),
+# and a search's first page answered from the matches of its newest posts' range while that set is
+# computed (archive.search.matches): the same posts as one statement over the whole archive gives.
+SEARCHES = ["sqlite", "kernel", "kernel note", "内存", "内", "内存 kernel", "C#", "GO", "zeppelin", "存内"]
+
+
+@pytest.fixture
+def many_posts(db_path):
+    """330 posts, newest last (ids in their order of publication, as a crawl saves a blog's newest
+    posts last), except the five oldest, saved last: ``kernel`` in every other one, ``内存`` in every
+    third, ``zeppelin`` in the 300th, ``c#`` in every fifth."""
+    db = open_archive(db_path)
+    ensure_source(db, "https://blog.test/")
+    run = start_run(db, [1])
+    order = list(range(5, 330)) + list(range(5))
+    for i in order:
+        words = ["kernel" if i % 2 else "plain", "内存" if i % 3 == 0 else "数据", "zeppelin" if i == 300 else "text",
+                 "c# go" if i % 5 == 0 else "note"]
+        save_post(db, {"source_id": 1, "url": f"https://blog.test/p/{i}", "title": f"Post {i}", "text": " ".join(words),
+                       "published": f"{2000 + i // 12}-{1 + i % 12:02d}-01T00:00:00Z"}, run_id=run)
+    db.close()
+    return db_path
+
+
+def reader(path):
+    return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+
+
+def truth(path, query):
+    """The ids of the posts that match ``query``, from one statement (post_ids_sql, as before the halves)."""
+    from archive.search.matches import search_terms
+
+    conn = reader(path)
+    try:
+        sql, params = post_ids_sql(search_terms(query))
+        return frozenset(r[0] for r in conn.execute(sql, params))
+    finally:
+        conn.close()
+
+
+def test_ids_read_in_two_halves_side_by_side_are_those_of_one_statement(many_posts):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from archive.search.matches import matching_post_ids, search_terms
+
+    conn, beside = reader(many_posts), reader(many_posts)
+    with ThreadPoolExecutor(1) as pool:
+        for query in SEARCHES:
+            assert matching_post_ids(conn, search_terms(query), beside, pool) == truth(many_posts, query), query
+    assert truth(many_posts, "kernel") and truth(many_posts, "c#") and truth(many_posts, "zeppelin") == {296}
+
+
+def test_a_search_being_computed_answers_its_newest_posts_from_their_range(many_posts):
+    import threading
+
+    from archive.search.matches import FEW_MATCHES, NEWEST, Listings, Matches
+
+    conn = reader(many_posts)
+    matches = Matches(conn, Listings(reader(many_posts)), whole=reader(many_posts), beside=reader(many_posts))
+    assert matches.computing is not None
+    release = threading.Event()
+    matches.computing.submit(release.wait)  # the whole sets wait behind this
+    try:
+        posts = conn.execute("select count(*) from posts").fetchone()[0]
+        for query in SEARCHES:
+            expected = truth(many_posts, query)
+            assert matches.many(query) == (len(expected) > FEW_MATCHES * posts), query
+            assert not matches.pending[query].done()
+            window = matches.windows[query]
+            newest = [r[0] for r in conn.execute("select id from posts order by published desc limit ?", [NEWEST])]
+            assert window.lo == min(newest) and window.hi == max(newest) and window.hi - window.lo < posts - 1
+            member = matches.membership(query)
+            assert [i for i in newest if member(i)] == [i for i in newest if i in expected], query
+    finally:
+        release.set()
+    for query in SEARCHES:  # the others, from the whole set, once computed
+        member = matches.membership(query)
+        assert {i for i in range(1, posts + 1) if member(i)} == truth(many_posts, query), query
+        assert matches.of(query) == truth(many_posts, query)
+    matches.computing.shutdown()
+
+
+def test_newest_posts_far_apart_wait_for_the_whole_set(db_path, monkeypatch):
+    import archive.search.matches
+    from archive.search.matches import Listings, Matches
+
+    db = open_archive(db_path)
+    ensure_source(db, "https://blog.test/")
+    run = start_run(db, [1])
+    for i in range(40):  # the two newest saved first and last
+        year = {0: 2100, 39: 2099}.get(i, 2000 + i)
+        save_post(db, {"source_id": 1, "url": f"https://blog.test/p/{i}", "title": f"Post {i}", "text": "kernel" * (i % 2),
+                       "published": f"{year}-01-01T00:00:00Z"}, run_id=run)
+    db.close()
+    path = db_path
+    matches = Matches(reader(path), Listings(reader(path)), whole=reader(path), beside=reader(path))
+    monkeypatch.setattr(archive.search.matches, "NEWEST", 2)  # the two newest posts, whose ids lie far apart
+    try:
+        assert matches.many("kernel")
+        assert "kernel" not in matches.windows and matches.of("kernel") == truth(path, "kernel")
+    finally:
+        matches.computing.shutdown()

@@ -28,6 +28,7 @@ RUN = re.compile(r"[^\W_]+")  # letters and digits, in any script
 
 FTS_IDS = "select rowid from posts_fts where posts_fts match :fts"
 GRAMS_IDS = "select rowid from posts_grams where posts_grams match :grams"
+WITHIN = " and rowid between :lo and :hi"
 SUBSTRING = "(instr(title, :{0}) > 0 or instr(text, :{0}) > 0)"
 SUBSTRING_ANY_CASE = "(instr(lower(title), lower(:{0})) > 0 or instr(lower(text), lower(:{0})) > 0)"
 
@@ -75,34 +76,39 @@ def _fts_phrases(words: list[str]) -> str:
     return " ".join('"{}"'.format(w.replace('"', '""')) for w in words)
 
 
-def post_ids_sql(words: list[str], *, grams: bool = True) -> tuple[str, dict[str, Any]]:
+def post_ids_sql(words: list[str], *, grams: bool = True, within: bool = False) -> tuple[str, dict[str, Any]]:
     """``select ...`` of the ids of the posts whose title or text contains every word, and its parameters.
 
     Words of three characters or more go to ``posts_fts``, shorter ones of letters and digits
     to ``posts_grams`` (unless ``grams`` is False: an archive not migrated yet), the rest to
     ``instr()``. When the indexes answer every word, the ids come from them alone: the
     posts' rows are not read (half of 100,000 posts can match a common word).
+
+    With ``within``, only the ids from ``:lo`` to ``:hi`` (both included, parameters the caller
+    adds): FTS5 seeks each word's list of posts to ``:lo`` and stops after ``:hi``, so a range
+    costs about its share of the whole, and ranges can be read side by side (``Matches``).
     """
     long = [w for w in words if len(w) >= MIN_TRIGRAM_CHARS]
     short = [w for w in words if len(w) < MIN_TRIGRAM_CHARS and grams and is_gram(w)]
     scanned = [w for w in words if len(w) < MIN_TRIGRAM_CHARS and w not in short]
     params: dict[str, Any] = {}
+    fts_ids, grams_ids = (FTS_IDS + WITHIN, GRAMS_IDS + WITHIN) if within else (FTS_IDS, GRAMS_IDS)
     if (long or short) and not scanned:
         arms = []
         if long:
             params["fts"] = _fts_phrases(long)
-            arms.append(FTS_IDS)
+            arms.append(fts_ids)
         if short:
             params["grams"] = _fts_phrases([w.lower() for w in short])
-            arms.append(GRAMS_IDS)
+            arms.append(grams_ids)
         return " intersect ".join(arms), params
-    where = []
+    where = ["id between :lo and :hi"] if within else []
     if long:
         params["fts"] = _fts_phrases(long)
-        where.append(f"id in ({FTS_IDS})")
+        where.append(f"id in ({fts_ids})")
     if short:
         params["grams"] = _fts_phrases([w.lower() for w in short])
-        where.append(f"id in ({GRAMS_IDS})")
+        where.append(f"id in ({grams_ids})")
     for i, word in enumerate(scanned):
         params[f"w{i}"] = word
         where.append((SUBSTRING if word.lower() == word.upper() else SUBSTRING_ANY_CASE).format(f"w{i}"))

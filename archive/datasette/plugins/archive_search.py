@@ -46,6 +46,7 @@ import json
 import re
 import sqlite3
 import time
+from collections.abc import Callable
 
 from datasette import hookimpl
 from datasette.database import Database, Results
@@ -131,20 +132,21 @@ class ScannedArm:
 
 class SearchedIds:
     """``posts_search_has(search, id)``, an SQL function of one connection: whether the post ``id``
-    matches ``search``, from the ids ``Matches`` keeps (asked again after RECHECK_SECONDS)."""
+    matches ``search``, from ``Matches.membership`` (asked again after RECHECK_SECONDS): for the
+    newest posts of a search whose whole set of matches is still being computed, from their range's."""
 
     def __init__(self, matches: Matches):
         self.matches = matches
         self.search: str | None = None
         self.checked = 0.0
-        self.ids: frozenset[int] = frozenset()
+        self.member: Callable[[int], bool] = frozenset().__contains__
 
     def has(self, search: str | None, post_id: int) -> bool:
         now = time.monotonic()
         if search != self.search or now - self.checked > RECHECK_SECONDS:
-            self.ids = self.matches.of(search or "")
+            self.member = self.matches.membership(search or "")
             self.search, self.checked = search, now
-        return post_id in self.ids
+        return self.member(post_id)
 
 
 def datasette_clause(metadata: dict) -> str:
@@ -212,10 +214,23 @@ def counting_from_summaries(db: Database) -> None:
 @hookimpl
 def startup(datasette):
     """On each archive whose posts are searched through ``posts_search``, the count of a search
-    alone from its summary (``counting_from_summaries``)."""
-    for db in datasette.databases.values():
-        if db.path and not db.is_memory and datasette.table_metadata(db.name, SUMMARISED).get("fts_table") == VIEW_NAME:
-            counting_from_summaries(db)
+    alone from its summary (``counting_from_summaries``), and what every search needs read before
+    the server answers (``Matches.warm``: the listing of the posts, their number), not by the
+    first search. ``datasette serve`` awaits this before it listens."""
+    archives = [db for db in datasette.databases.values()
+                if db.path and not db.is_memory and datasette.table_metadata(db.name, SUMMARISED).get("fts_table") == VIEW_NAME]
+    for db in archives:
+        counting_from_summaries(db)
+
+    async def warm():
+        loop = asyncio.get_running_loop()
+        for db in archives:
+            try:
+                await loop.run_in_executor(None, matches_at(db.path).warm)
+            except sqlite3.Error:
+                pass  # read by the first search instead, which says what is wrong
+
+    return warm
 
 
 def search_snippet(text: str | None, query: str | None) -> str:
