@@ -212,3 +212,12 @@ def test_a_huge_feed_is_read_up_to_its_first_entries(kind):
     assert feed["warnings"] == [f"more than {limit} entries: only the first {limit} read"]
     whole = parse_feed(body, "https://b.test/feed", max_entries=count)
     assert len(whole["entries"]) == count and whole["warnings"] == []
+
+
+def test_a_generators_zero_date_is_no_date():
+    # Hugo's site feed lists an undated page with the zero date; feedparser reads the year 0001 as 2001
+    feed = parse_feed(b"""<?xml version="1.0"?><rss version="2.0"><channel><title>T</title><link>http://t.test/</link>
+      <item><title>Resume</title><link>http://t.test/resume/</link><pubDate>Mon, 01 Jan 0001 00:00:00 +0000</pubDate></item>
+      <item><title>A post</title><link>http://t.test/posts/a/</link><pubDate>Tue, 02 Jan 2024 10:00:00 +0000</pubDate></item>
+      </channel></rss>""", "http://t.test/index.xml")
+    assert [e["published"] for e in feed["entries"]] == [None, "2024-01-02T10:00:00Z"]

@@ -117,7 +117,7 @@ def _state() -> SourceState:
     return SourceState(id=1, url="http://blog.test/", scope="http://blog.test/", origin="http://blog.test",
                        aliases={"blog.test"}, bases={"http://127.0.0.1:9"}, max_pages=100, max_depth=10,
                        max_links=100, max_query_variants=10, sections=SectionStats(), seen=SpillSet(100),
-                       parsed=SpillDict(100), entries=SpillDict(100), listed=SpillDict(100),
+                       parsed=SpillDict(100), entries=SpillDict(100), listed=SpillDict(100), dated_entries=SpillSet(100),
                        lacking=SpillDict(100), unsure=SpillDict(100))
 
 

@@ -4,12 +4,15 @@ from parsel import Selector
 from crawler.judge.pages import (
     PageEvidence,
     SectionStats,
+    article_marks,
     below,
     dated,
     decide,
     listing_links,
     listing_reason,
     read_evidence,
+    site_page_entry,
+    teasers,
     url_shape,
     visible_date,
 )
@@ -162,7 +165,7 @@ def test_deep_pagination_is_not_a_calendar_trap():
 
     state = SourceState(id=1, url=SCOPE, scope=SCOPE, origin="https://blog.test", aliases=set(), bases=set(),
                         max_pages=10, max_depth=500, max_links=10_000, max_query_variants=50, sections=SectionStats(),
-                        seen=SpillSet(10), parsed=SpillDict(10), entries=SpillDict(10), listed=SpillDict(10), lacking=SpillDict(10),
+                        seen=SpillSet(10), parsed=SpillDict(10), entries=SpillDict(10), listed=SpillDict(10), dated_entries=SpillSet(10), lacking=SpillDict(10),
                         unsure=SpillDict(10))
     assert state.trap("https://blog.test/page/1000/", 1) is None
     assert state.trap("https://blog.test/?paged=2500", 1) is None
@@ -212,7 +215,7 @@ def test_a_listing_s_links_in_its_entries_headers_are_its_own():
       <article class="post-preview"><header><p class="publish-date">7 November 2020</p>
         <a href="/posts/a"><h3>A - the first</h3></a></header><p>Teaser.</p><a href="/posts/a">Read more</a></article>
       </main><footer><a href="/about">About</a></footer></body></html>""")
-    assert listing_links(page.root) == [("/posts/a", "A - the first", True), ("/posts/a", "", True)]
+    assert listing_links(page.root) == [("/posts/a", "A - the first", True, True), ("/posts/a", "", True, True)]
 
 
 def test_a_link_in_a_sentence_of_a_listing_shows_a_page_without_listing_it():
@@ -223,9 +226,10 @@ def test_a_link_in_a_sentence_of_a_listing_shows_a_page_without_listing_it():
       <p>A teaser of the post that goes on about what the post says at some length, then:
          <a href="/posts/b/">Read more</a></p>
       <ul><li><a href="/posts/c/">C</a></li></ul></main></body></html>""")
-    assert listing_links(page.root) == [("/colophon/", "about this site", False),
-                                        ("/posts/a/", "A post with a long title about lifetimes", True),
-                                        ("/posts/b/", "", True), ("/posts/c/", "C", True)]
+    # the date beside a link in its entry (a list of posts shows each post's), not one elsewhere in the list
+    assert listing_links(page.root) == [("/colophon/", "about this site", False, False),
+                                        ("/posts/a/", "A post with a long title about lifetimes", True, True),
+                                        ("/posts/b/", "", True, False), ("/posts/c/", "C", True, False)]
 
 
 def test_a_zero_date_is_no_date():
@@ -234,3 +238,48 @@ def test_a_zero_date_is_no_date():
     assert dated(zero, "https://blog.test/2024/07/30/about/")
     assert dated(PageEvidence(published="2024-07-30T14:03:00+08:00"), "https://blog.test/about/")
     assert not dated(PageEvidence(published="{{ .Date }}"), "https://blog.test/about/")
+
+
+# -- the blog's own structure (issue 48) ----------------------------------------------------------
+
+def test_article_marks_on_the_home_page_are_the_theme_s_furniture():
+    marked = ('<html><head><meta property="og:type" content="article"><script type="application/ld+json">'
+              '{"@type": "BlogPosting", "datePublished": "2024-09-01T10:00:00+00:00"}</script></head>'
+              '<body><h1>Resume</h1><p>What I did.</p></body></html>')
+    home = read_evidence(Selector(text=marked))
+    furniture = article_marks(home)
+    assert furniture == {"og:type article", "JSON-LD article"}
+    page = read_evidence(Selector(text=marked), furniture=furniture)
+    assert page.og_type is None and not page.ld_article and page.published is None  # the theme's stamp, no date
+    # a page's own machine-readable date is not the theme's
+    own = read_evidence(Selector(text=marked.replace("<head>", '<head><meta property="article:published_time" '
+                                                     'content="2024-03-02T08:00:00+00:00">')), furniture=furniture)
+    assert own.published == "2024-03-02T08:00:00+00:00"
+    assert article_marks(read_evidence(Selector(text="<html><body><h1>Home</h1></body></html>"))) == frozenset()
+
+
+def test_an_undated_feed_entry_in_a_shape_of_no_dated_entry_is_a_site_page():
+    sections = SectionStats()
+    for _ in range(3):
+        sections.add("posts/*")
+    sections.add("*", dated=False)
+    assert site_page_entry({"published": None, "updated": None}, "*", sections)
+    assert not site_page_entry({"published": "2024-01-02T00:00:00Z", "updated": None}, "*", sections)
+    assert not site_page_entry({"published": None, "updated": None}, "posts/*", sections)  # an undated post among posts
+    few = SectionStats()
+    few.add("posts/*")
+    few.add("*", dated=False)
+    assert not site_page_entry({"published": None, "updated": None}, "*", few)  # too few dated entries to tell
+
+
+def test_a_lone_read_more_is_a_pointer_and_a_titled_one_a_teaser():
+    def count(body: str) -> int:
+        ev = read_evidence(Selector(text=f"<html><body>{body}</body></html>"))
+        return teasers(ev, lambda href: href if href.startswith("/") and href != "/self/" else None)
+
+    assert count('<article><p>Text.</p><a href="/other/">Read more</a></article>') == 0
+    assert count('<article><p>Text.</p><a href="https://elsewhere.example/">Read more</a></article>') == 0
+    # one entry: its title and its "read more" lead to the same post
+    assert count('<h2><a href="/a/">A</a></h2><p>Teaser.</p><a href="/a/">Read more</a>') == 1
+    assert count('<p>Teaser.</p><a href="/a/">Read more</a><p>Teaser.</p><a href="/b/">Read more</a>') == 2
+    assert count('<h2><a href="/self/">This</a></h2><a href="/self/">Read more</a>') == 0

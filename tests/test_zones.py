@@ -40,7 +40,7 @@ def test_a_zone_less_time_beside_its_feed_instant_teaches_the_blogs_zone():
     state = SourceState(id=1, url=f"http://{HOST}/", scope=f"http://{HOST}/", origin=f"http://{HOST}", aliases=set(),
                         bases=set(), max_pages=10, max_depth=50, max_links=100, max_query_variants=5,
                         sections=SectionStats(), seen=SpillSet(10), parsed=SpillDict(10), entries=SpillDict(10),
-                        listed=SpillDict(10), lacking=SpillDict(10), unsure=SpillDict(10))
+                        listed=SpillDict(10), dated_entries=SpillSet(10), lacking=SpillDict(10), unsure=SpillDict(10))
     state.note_date("2024-03-01T14:15:00.000Z")  # what the feed alone says: UTC
     assert state.default_tz.utcoffset(None) == timedelta(0)
     assert state.note_shown_time("2024-03-01 22:15", "2024-03-01T14:15:00Z")

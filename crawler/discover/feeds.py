@@ -190,11 +190,23 @@ def _own_link(entry: Any, xml: bytes) -> str | None:
     return str(guid)
 
 
+ZERO_YEAR = re.compile(r"(?<!\d)0{3}1(?!\d)")  # year 0001: a generator's zero date (Hugo's), no date at all
+
+
+def _date(entry: Any, key: str) -> str | None:
+    """The entry's date ``key`` (published, updated), None for a zero date: feedparser reads
+    Hugo's ``Mon, 01 Jan 0001`` of an undated page as the year 2001."""
+    raw = dict.get(entry, key)
+    if isinstance(raw, str) and ZERO_YEAR.search(raw):
+        return None
+    return parse_date(dict.get(entry, f"{key}_parsed")) or parse_date(raw)
+
+
 def _entry(entry: Any, base: str, xml: bytes = b"") -> dict[str, Any]:
     content = entry.get("content") or []
     # dict.get: feedparser's own get() maps a missing "updated" to "published"
-    updated = parse_date(dict.get(entry, "updated_parsed")) or parse_date(dict.get(entry, "updated"))
-    published = parse_date(dict.get(entry, "published_parsed")) or parse_date(dict.get(entry, "published"))
+    updated = _date(entry, "updated")
+    published = _date(entry, "published")
     terms = [t for t in entry.get("tags", []) if (t.get("term") or "").strip()]
     return {
         "url": parse_url(link, base) if (link := _own_link(entry, xml)) else None,  # a link that is no URL is none

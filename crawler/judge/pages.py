@@ -7,6 +7,7 @@ network or the archive.
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -77,7 +78,9 @@ MAX_META_CHARS = 160
 MAX_DATE_NODES = 1000
 LISTING_LINKS = 5  # posts of the feeds a page's content links to: a listing, unless a feed lists it
 LANGUAGE_PREFIX = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2,4})?$", re.I)  # /en/, /zh-cn/, /pt_BR/
+ENTRY_CHARS = 400  # of an entry of a list of posts: its title, date, byline and a line of teaser at most
 PROSE_CHARS = 60  # of a paragraph's text besides its links: a sentence, where a listing's entry has a date or a byline
+SITE_PAGE_DATED = 3  # dated entries of a blog's feeds before an undated one alone in its shape is a site page
 SECTION_LINKS = 3  # pages below its own folder a page's content links to: a section's index
 LISTING_DATES = 3  # distinct dates shown by titles and bylines: a list of posts, not one
 HOME = "the blog's home page"
@@ -94,6 +97,8 @@ class PageEvidence:
     articles: int = 0  # number of <article> elements
     lang: str | None = None  # <html lang>
     read_more: int = 0  # links named "Read more", "阅读全文" ...: a listing's teasers
+    read_more_hrefs: list[str] = field(default_factory=list)  # where they lead (the spider counts the blog's own)
+    teaser_hrefs: list[str] = field(default_factory=list)  # of those, where another link of the page leads too (a title's)
     visible_date: str | None = None  # a date written out by the title or byline: 发布于 2024-07-30
     title: str | None = None  # the <title>
     site_name: str | None = None  # og:site_name
@@ -197,15 +202,20 @@ POSTS_OWN_TOKEN = re.compile(r"^(?:post|article|entry)[-_]+(?:sidebar|widgets?|i
 EDGE_TOKEN = re.compile(r"^(?:[a-z0-9]+-)?(?:header|footer)$", re.I)
 
 
-def read_evidence(sel: Selector, max_links: int = 10_000) -> PageEvidence:
-    """Read the machine-readable signals of a page (of its links, the first ``max_links``)."""
+def read_evidence(sel: Selector, max_links: int = 10_000, furniture: frozenset[str] = frozenset()) -> PageEvidence:
+    """Read the machine-readable signals of a page (of its links, the first ``max_links``), but
+    the marks its blog's theme puts on every page (``furniture``, from ``article_marks`` of its home
+    page): those say nothing of this one."""
     root = sel.root
     ev = PageEvidence()
     ev.og_type = _first(_OG_TYPE(root)).strip().lower() or None
+    if ev.og_type and f"og:type {ev.og_type}" in furniture:
+        ev.og_type = None
     ld = [node for script in _LD_JSON(root) for node in ld_nodes(script)]
+    if LD_ARTICLE in furniture:
+        ld = [node for node in ld if not (set(_ld_types(node)) & ARTICLE_TYPES)]
     for node in ld:
-        t = node.get("@type")
-        ev.ld_types.extend(t if isinstance(t, list) else [t] if isinstance(t, str) else [])
+        ev.ld_types.extend(_ld_types(node))
     ev.published = _first(_PUBLISHED(root)) or _ld_date(ld) or time_datetime(root) or None
     ev.canonical = _first(_CANONICAL(root)) or None
     refresh = _first(_REFRESH(root))
@@ -213,14 +223,36 @@ def read_evidence(sel: Selector, max_links: int = 10_000) -> PageEvidence:
         ev.refresh = refresh[refresh.lower().index("url=") + 4 :].strip(" '\"")
     ev.articles = int(_ARTICLES(root))
     ev.lang = page_lang(sel)
-    ev.read_more = sum(bool(READ_MORE.match(" ".join(a.xpath("string()").split())))
-                       for a in islice(_LINK_TEXTS(root), max_links))
+    titled: set[str] = set()
+    for a in islice(_LINK_TEXTS(root), max_links):
+        if READ_MORE.match(" ".join(a.xpath("string()").split())):
+            ev.read_more_hrefs.append(a.get("href") or "")
+        else:
+            titled.add(a.get("href") or "")
+    ev.read_more = len(ev.read_more_hrefs)
+    ev.teaser_hrefs = [href for href in ev.read_more_hrefs if href in titled]
     ev.visible_date = visible_date(sel)
     ev.title = " ".join(str(_TITLE(root)).split()) or None
     ev.site_name = _first(_SITE_NAME(root)).strip() or None
     ev.keywords = _first(_KEYWORDS(root)).strip() or None
     ev.headings = [t for t in (" ".join(h.xpath("string()").split()) for h in _H1(root)) if t]
     return ev
+
+
+LD_ARTICLE = "JSON-LD article"
+
+
+def article_marks(ev: PageEvidence) -> frozenset[str]:
+    """The marks that call a page an article (``og:type article``, an article's JSON-LD). Read on
+    a blog's home page, a list of posts, they are the theme's furniture: on every page, they say
+    nothing of any (issue 48)."""
+    return frozenset(({f"og:type {ev.og_type}"} if ev.og_type == "article" else set())
+                     | ({LD_ARTICLE} if ev.ld_article else set()))
+
+
+def _ld_types(node: dict) -> list[str]:
+    t = node.get("@type")
+    return t if isinstance(t, list) else [t] if isinstance(t, str) else []
 
 
 def page_lang(sel: Selector) -> str | None:
@@ -373,10 +405,11 @@ def _around_entry(el: etree._Element) -> bool:
     return menu_or_sidebar(el) or (edge(el) and not el.xpath("ancestor::article"))
 
 
-def listing_links(root: etree._Element, limit: int | None = None) -> list[tuple[str, str, bool]]:
-    """``(href, text, entry)`` of a listing's own links (the first ``limit``), menus, headers and
-    footers left out; ``entry`` is False for a link in a sentence of its paragraph ("more about
-    me"), which shows a page without listing it as one of the blog's posts."""
+def listing_links(root: etree._Element, limit: int | None = None) -> list[tuple[str, str, bool, bool]]:
+    """``(href, text, entry, dated)`` of a listing's own links (the first ``limit``), menus, headers
+    and footers left out; ``entry`` is False for a link in a sentence of its paragraph ("more about
+    me"), which shows a page without listing it as one of the blog's posts; ``dated``: the entry
+    shows a date beside its link (a list of posts, each with its day)."""
     links = []
     furniture: dict[etree._Element, bool] = {}  # ancestors are shared: each is judged once
     prose: dict[etree._Element, bool] = {}
@@ -389,8 +422,23 @@ def listing_links(root: etree._Element, limit: int | None = None) -> list[tuple[
             text = ""
         paragraph = next(a.iterancestors("p"), None)
         in_prose = paragraph is not None and not read_more and prose.setdefault(paragraph, _prose(paragraph))
-        links.append((a.get("href"), text, not in_prose))
+        entry = not in_prose
+        links.append((a.get("href"), text, entry, entry and _entry_dated(a)))
     return links
+
+
+def _entry_dated(a: etree._Element) -> bool:
+    """A date stands beside the link in its entry: the smallest element around it that holds
+    more than the link, if that is short and links nowhere else (an item of a list of posts, not
+    the list)."""
+    link, href = " ".join(a.xpath("string()").split()), a.get("href")
+    for holder in islice(a.iterancestors(), 3):
+        text = short_text(holder, ENTRY_CHARS)
+        if text is None or any(other.get("href") != href for other in holder.iter("a")):
+            return False
+        if text != link:
+            return bool(DATE_TEXT.search(text))
+    return False
 
 
 def _prose(paragraph: etree._Element) -> bool:
@@ -504,9 +552,12 @@ class SectionStats:
 
     shapes: Counter = field(default_factory=Counter)
     min_share: float = 0.2  # a shape under this share of the largest is a site section
+    dated_shapes: Counter = field(default_factory=Counter)  # of the entries with a date
 
-    def add(self, shape: str) -> None:
+    def add(self, shape: str, *, dated: bool = True) -> None:
         self.shapes[shape] += 1
+        if dated:
+            self.dated_shapes[shape] += 1
 
     def minor_section(self, shape: str, *, listed: bool = False) -> str | None:
         """A reason when ``shape`` is a small section beside the blog's posts.
@@ -536,6 +587,24 @@ class SectionStats:
         return None
 
 
+def teasers(ev: PageEvidence, other_page: Callable[[str], str | None]) -> int:
+    """How many teasers of a listing the page's "read more" links are: the other pages of the blog
+    they lead to (``other_page``: a link's page of the blog, not this one, else None), when two or
+    more; else those the title of their entry links to as well."""
+    targets = {key for href in ev.read_more_hrefs if (key := other_page(href))}
+    if len(targets) >= 2:
+        return len(targets)
+    return len({key for href in ev.teaser_hrefs if (key := other_page(href))})
+
+
+def site_page_entry(entry: dict[str, Any], shape: str, sections: SectionStats) -> bool:
+    """A feed's entry that is a site page, not a post: no date, where the feed's other entries
+    have theirs, in a URL shape that holds none of the dated ones (a generator that lists every
+    page in its feed: Hugo's resume and projects beside its posts)."""
+    return (not entry.get("published") and not entry.get("updated") and not sections.dated_shapes.get(shape)
+            and sum(sections.dated_shapes.values()) >= SITE_PAGE_DATED)
+
+
 def below(link: str, url: str) -> bool:
     """``link`` is a page under the folder of ``url`` (``/notes/`` or ``/notes/index.html``)."""
     folder = re.sub(r"/index\.html?$", "/", urlsplit(routed(url)).path)
@@ -545,12 +614,16 @@ def below(link: str, url: str) -> bool:
 
 def decide(
     url: str, scope: str, ev: PageEvidence, *, in_feed: bool, dated_text: bool, sections: SectionStats,
-    listed: bool = False, posts_linked: int = 0, children_linked: int = 0,
+    listed: bool = False, listed_dated: bool = False, posts_linked: int = 0, children_linked: int = 0,
 ) -> tuple[str, str]:
     """Classify a page as ``post``, ``listing``, ``page`` or ``alias``, with the reason.
 
     ``listed``: a listing of the blog (its home, archives, tag or category
-    pages) links to the page from its content, not from a menu.
+    pages) links to the page from its content, not from a menu; ``listed_dated``:
+    with a date beside the link, as a list of posts shows each.
+    ``ev.read_more``: a listing's teasers: its "read more" links to other pages of the blog, two at
+    least, or one whose page the title of its entry links to as well (a lone "read more" is a
+    post's pointer to another page, or to another site).
     ``posts_linked``: how many of the feeds' posts the page's content links to;
     ``children_linked``: how many pages below its own folder (``/notes/`` to ``/notes/a.html``).
     """
@@ -590,6 +663,8 @@ def decide(
     if not evidence:
         if dated_text and (ev.articles <= 1 or listed):
             evidence = ["an article body with a publish date" + (", listed" if listed else "")]
+        elif listed_dated and ev.articles <= 1:
+            evidence = ["an entry of a listing of the blog, with its date"]
         elif routed_article:
             evidence = ["the one article of a hash route's page"]
         else:

@@ -63,6 +63,7 @@ from crawler.judge.encoding import html_encoding
 from crawler.judge.pages import (
     HOME,
     SectionStats,
+    article_marks,
     below,
     dated,
     decide,
@@ -70,6 +71,8 @@ from crawler.judge.pages import (
     listing_links,
     listing_reason,
     read_evidence,
+    site_page_entry,
+    teasers,
     url_shape,
 )
 from crawler.judge.render import SHELL_CHARS, render_reason, visible_text
@@ -159,6 +162,7 @@ class BlogSpider(Spider):
             parsed=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             entries=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             listed=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
+            dated_entries=SpillSet(settings.getint("ARCHIVE_MEMORY_KEYS")),
             lacking=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             unsure=SpillDict(settings.getint("ARCHIVE_MEMORY_KEYS")),
             plan=load_plan(self.store.db, source, mode=self.mode, policy=settings.get("ARCHIVE_REVISIT")),
@@ -246,7 +250,8 @@ class BlogSpider(Spider):
             complete = reason == "finished" and state.plan.complete and not (state.plan.failed or state.budget_cut)
             self.store.write(finish_source_crawl, state.id, finished=reason == "finished", complete=complete)
             self.crawler.stats.inc_value("archive/bad_urls", state.bad_urls)
-            for remembered in (state.seen, state.parsed, state.entries, state.listed, state.lacking, state.unsure):
+            for remembered in (state.seen, state.parsed, state.entries, state.listed, state.dated_entries, state.lacking,
+                               state.unsure):
                 self.crawler.stats.inc_value("archive/keys_on_disk", remembered.spilled)
                 remembered.close()
 
@@ -424,7 +429,7 @@ class BlogSpider(Spider):
             if not in_scope(url, state.scope):
                 continue
             state.entries[url_key(url)] = entry
-            state.sections.add(url_shape(url, state.scope))
+            state.sections.add(url_shape(url, state.scope), dated=bool(entry.get("published")))
             state.note_date(entry.get("published_raw"))
             if not plan or plan.wants_entry(url, entry.get("updated")):
                 wanted.append(url)
@@ -492,7 +497,7 @@ class BlogSpider(Spider):
             if url and in_scope(url, state.scope) and url_key(url) not in state.entries:
                 new += 1
                 state.entries[url_key(url)] = entry
-                state.sections.add(url_shape(url, state.scope))
+                state.sections.add(url_shape(url, state.scope), dated=bool(entry.get("published")))
                 state.note_date(entry.get("published_raw"))
                 changed = bool(state.plan and state.plan.entry_changed(url, entry, before))
                 if state.plan and state.plan.content_edited(url, entry, before):
@@ -642,7 +647,9 @@ class BlogSpider(Spider):
                 self.crawler.stats.inc_value("render/needed")
                 yield self._render(state, response, why)
                 return
-        evidence = read_evidence(sel, state.max_links)
+        evidence = read_evidence(sel, state.max_links, state.furniture)
+        evidence.read_more = teasers(evidence, lambda href: key if (t := state.link(base, href, encoding))
+                                     and (key := url_key(t)) != url_key(url) else None)
         canonical = state.own(evidence.canonical, response.url) if evidence.canonical else None
         # a theme that names the home page canonical on every page of its pagination (or on every
         # page) says nothing of which page this is: read as the home, its list of posts would be lost
@@ -669,19 +676,24 @@ class BlogSpider(Spider):
             if entry is not None:  # one time a page: its machine-readable one, else the one it writes out
                 state.note_shown_time(evidence.published, entry.get("published")) \
                     or state.note_shown_time(evidence.visible_date, entry.get("published"))
-        content_links = [(t, text, as_entry) for href, text, as_entry in listing_links(sel.root, state.max_links)
-                         if (t := state.link(base, href, encoding))]
+        content_links = [(t, text, as_entry, with_date) for href, text, as_entry, with_date
+                         in listing_links(sel.root, state.max_links) if (t := state.link(base, href, encoding))]
         judge = partial(decide, url, state.scope, evidence, sections=state.sections,
                         dated_text=dated(evidence, url),
-                        posts_linked=len({url_key(t) for t, _, _ in content_links if url_key(t) in state.entries}),
-                        children_linked=len({url_key(t) for t, _, _ in content_links if below(t, url)}))
-        in_feed, listed = entry is not None, url_key(url) in state.listed
-        kind, reason = judge(in_feed=in_feed, listed=listed)
+                        posts_linked=len({url_key(t) for t, *_ in content_links if url_key(t) in state.entries}),
+                        children_linked=len({url_key(t) for t, *_ in content_links if below(t, url)}))
+        # a feed's entry with no date, in a URL shape that holds none of the feed's dated entries, is a
+        # site page the generator's feed lists with every page (Hugo's resume, projects): no post's evidence
+        in_feed = entry is not None and not site_page_entry(entry, url_shape(url, state.scope), state.sections)
+        listed, listed_dated = url_key(url) in state.listed, url_key(url) in state.dated_entries
+        kind, reason = judge(in_feed=in_feed, listed=listed, listed_dated=listed_dated)
+        if entry is not None and not in_feed:
+            reason += "; its feed entry, undated in a URL shape of no dated entry, is a site page's"
         state.parsed[url_key(url)] = kind
         if kind in ("page", "listing"):
             # a listing or a feed read later may show it after all: the page is then judged again
             unsure = []
-            if not listed and judge(in_feed=in_feed, listed=True)[0] == "post":
+            if not listed and judge(in_feed=in_feed, listed=True, listed_dated=True)[0] == "post":
                 unsure.append("listed")
             if not in_feed and judge(in_feed=True, listed=listed)[0] == "post":
                 unsure.append("feed")
@@ -695,13 +707,16 @@ class BlogSpider(Spider):
             state.site.note_name(evidence.site_name)
             if reason == HOME:
                 state.site.note_name(evidence.title)
+                state.furniture = article_marks(evidence)  # what calls its list of posts an article calls no page one
             state.site.note_page(evidence.title, evidence.headings, post=kind == "post")
         if kind == "listing":
-            for own, text, as_entry in content_links:
+            for own, text, as_entry, with_date in content_links:
                 if not as_entry:  # a link in a sentence shows a page, it does not list it
                     continue
                 if not state.listed.get(url_key(own)):
                     state.listed[url_key(own)] = text
+                if with_date:
+                    state.dated_entries.add(url_key(own))
                 if "listed" in state.unsure.get(url_key(own), ()):
                     del state.unsure[url_key(own)]
                     yield self._again(state, own)

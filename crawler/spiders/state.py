@@ -52,6 +52,7 @@ class SourceState:
     parsed: SpillDict  # url_key -> kind, of pages judged
     entries: SpillDict  # url_key -> feed entry
     listed: SpillDict  # url_key -> the text of a listing's link to it ("" for none)
+    dated_entries: SpillSet  # url_key of the pages a listing shows with a date beside their link
     lacking: SpillDict  # url_key -> what a post extracted without a feed entry lacks (crawler.spiders.blog.lacks)
     unsure: SpillDict  # url_key -> what would have made a page judged not a post one: ("listed",), ("feed",) or both
     pending: int = 0  # feeds, robots.txt and sitemaps not yet read
@@ -83,6 +84,7 @@ class SourceState:
     with_text: int = 0  # posts whose HTTP answer held their text
     hash_routes: bool = False  # its rendered pages link to each other by #/route: each route a page
     home_static: bool = False  # its home page's HTTP answer was no shell: its listings are not judged as ones
+    furniture: frozenset[str] = frozenset()  # the article marks its home page carries: its theme's, on every page
 
     def note_bad_url(self, text: str) -> None:
         self.bad_urls += 1
