@@ -14,7 +14,10 @@ post's, when the entry differs from the one the previous version of the feed
 held (its title, summary and content), or, for an entry without an update
 date, when the feed changed at all. Each such post is revalidated with a
 conditional request; a 304 for it is not believed when the entry's
-``updated`` or the entry itself says otherwise.
+``updated`` or the entry itself says otherwise. A sitemap says a post changed
+when its ``lastmod`` is not the one the sitemap's previous version gave
+(earlier or later: generators date it from the commit, the deploy comes
+later), or, one it did not give before, is not older than the post's last check.
 
 Unchanged documents (a 304, a fresh feed, the same body again) are skipped,
 except when the source's last run was interrupted (``resume``): then they
@@ -80,6 +83,8 @@ class SourcePlan:
     # when the interrupted run this one resumes began: what it fetched since is read from the
     # archive, not asked for again (``crawler.fetch.conditional``)
     resumed_since: str | None = None
+    # each URL's ``lastmod`` (``sitemap_lastmod``) in the versions of the source's sitemaps read before
+    sitemap_lastmods: dict[str, str] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -117,9 +122,13 @@ class SourcePlan:
         """Fetch a feed's or sitemap's entry: new, or changed since archived.
 
         A feed's ``updated`` is compared with the post's (it came from the
-        same feed); a sitemap's ``lastmod`` with the post's last check: both
-        have a second's precision, so a ``lastmod`` in the second of the check
-        may be an edit made after it.
+        same feed); a sitemap's ``lastmod`` with the one the sitemap said before
+        (``since_check``): another one is a change, earlier or later than the
+        post's last check, since generators date it from the commit
+        (``enableGitInfo``, ``last_modified_at``) and the deploy may come days
+        later; a ``lastmod`` the sitemap did not give before is compared with the
+        post's last check: both have a second's precision, so a ``lastmod`` in the
+        second of the check may be an edit made after it.
         """
         if self.complete:
             return True
@@ -127,6 +136,9 @@ class SourcePlan:
         if post is None:
             return url not in self.pages
         if post["gone_at"]:
+            return True
+        before = self.sitemap_lastmods.get(url) if since_check else None
+        if before is not None and updated is not None and updated != before:
             return True
         if since_check or not post["updated"]:
             return bool(updated and updated >= (post["checked"] or ""))
@@ -240,6 +252,7 @@ def load_plan(db: "Database", source: dict[str, Any], *, mode: str, policy: str)
         pages=pages,
         feeds=_json_list(source.get("feeds")),
         resumed_since=interrupted["started_at"] if interrupted else None,
+        sitemap_lastmods=previous_lastmods(db, _json_list(source.get("sitemaps"))) if mode != "complete" else {},
     )
     if not plan.complete:
         rules = parse_policy(source.get("revisit") or policy)
@@ -261,6 +274,19 @@ def sitemap_lastmod(entry: dict[str, Any]) -> str | None:
     if lastmod is None or not DAY_ONLY.fullmatch(entry["lastmod"]):
         return lastmod
     return (datetime.fromisoformat(lastmod.replace("Z", "+00:00")) + DAY_END_ANYWHERE).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def previous_lastmods(db: "Database", sitemaps: list[str]) -> dict[str, str]:
+    """Each URL's ``lastmod`` in the versions of ``sitemaps`` the archive read last (their stored
+    bodies, before this run fetches them again), by normalised URL."""
+    out: dict[str, str] = {}
+    for sitemap in sitemaps:
+        fetch = get_fetch(db, sitemap)
+        for entry in sitemap_entries(load_body(db, fetch["sha256"]) if fetch and fetch["sha256"] else None):
+            lastmod = sitemap_lastmod(entry)
+            if lastmod:
+                out.setdefault(normalize_url(entry["loc"]), lastmod)
+    return out
 
 
 def _paginated(url: str) -> bool:
