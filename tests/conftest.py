@@ -10,6 +10,7 @@ exit (tests/reaper.py).
 
 import contextlib
 import functools
+import hashlib
 import http.server
 import json
 import os
@@ -58,6 +59,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+
+class ShuffledHandler(QuietHandler):
+    """Answers each path after 0 to 0.35 s, drawn from the path and ``seed``: another seed, another
+    order of answers (tests/test_same_archive.py, tests/test_blog_structure.py)."""
+
+    seed = ""
+
+    def do_GET(self) -> None:
+        time.sleep(int(hashlib.sha1((self.seed + self.path).encode()).hexdigest(), 16) % 8 * 0.05)
+        super().do_GET()
 
 
 class StaticServer:

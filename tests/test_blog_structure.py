@@ -15,24 +15,13 @@ The verdicts (``pages.kind``, ``pages.reason``) and the archives are the same wh
 pages answer in.
 """
 
-import hashlib
 import time
 from pathlib import Path
 
 import pytest
-from conftest import QuietHandler, StaticServer, rows, run_cli
+from conftest import ShuffledHandler, StaticServer, rows, run_cli
 
 ARTICLE = "".join(f"<p>Paragraph {i} of the article, which says what it has to say at some length.</p>" for i in range(6))
-
-
-class ShuffledHandler(QuietHandler):
-    """Answers each path after 0 to 0.35 s, drawn from the path and the seed."""
-
-    seed = ""
-
-    def do_GET(self) -> None:
-        time.sleep(int(hashlib.sha1((self.seed + self.path).encode()).hexdigest(), 16) % 8 * 0.05)
-        super().do_GET()
 
 
 def write(root: Path, path: str, text: str) -> None:

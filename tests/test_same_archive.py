@@ -8,26 +8,14 @@ it had made one crawl differ from the next. The client-rendered blog's two crawl
 default delay and at a small one, are compared in tests/test_render.py.
 """
 
-import hashlib
 import json
-import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, QuietHandler, StaticServer, rows, run_cli
+from conftest import ROOT, ShuffledHandler, StaticServer, rows, run_cli
 
 CORPUS = ROOT / "tests" / "corpus"
 FIELDS = "url, title, published, updated, author, tags, categories, lang, text_hash, summary"
-
-
-class ShuffledHandler(QuietHandler):
-    """Answers each path after 0 to 0.35 s, drawn from the path and the seed."""
-
-    seed = ""
-
-    def do_GET(self) -> None:
-        time.sleep(int(hashlib.sha1((self.seed + self.path).encode()).hexdigest(), 16) % 8 * 0.05)
-        super().do_GET()
 
 
 def crawl(name: str, db: Path, seed: str, *options: str) -> tuple[list[dict], set[str]]:

@@ -81,3 +81,25 @@ def test_the_search_page_answers_snippets_of_whole_words(example_datasette, exam
         assert "<mark>" in row["snippet"] and body in text and width(row["snippet"]) <= 250
         assert cut_between_words(text, body)
         assert width(row["snippet"]) >= 150 or body == text
+
+
+@pytest.mark.parametrize("query", ["sqlite", "索引", "内存"])
+def test_the_command_line_search_prints_the_same_snippets(example_archive, query):
+    # `blogarchive search` printed about 20 characters cut inside words (…The PSC is a [vCent]…); it
+    # now prints the reading room's snippet, its words found between brackets
+    from archive.core.db import open_archive
+    from archive.core.queries import search_posts
+
+    db = open_archive(str(example_archive))
+    try:
+        rows = search_posts(db, query)
+        texts = {row["id"]: " ".join(db.execute("select text from posts where id = ?", [row["id"]]).fetchone()[0].split())
+                 for row in rows}
+    finally:
+        db.close()
+    assert rows
+    for row in rows:
+        body = row["snippet"].replace("[", "").replace("]", "").strip("…")
+        assert f"[{query}]".lower() in row["snippet"].lower()
+        assert body in texts[row["id"]] and cut_between_words(texts[row["id"]], body)
+        assert width(body) >= 150 or body == texts[row["id"]]

@@ -8,6 +8,7 @@ from sqlite_utils import Database
 
 from archive.core.urls import host_of
 from archive.search.index import MIN_TRIGRAM_CHARS, post_ids_sql
+from archive.search.snippets import snippet
 
 SOURCE_FAILURES = ("seed", "bug")  # the kinds of error that mean a source was not crawled as it should have been
 SOURCES_SQL = """
@@ -21,8 +22,7 @@ order by s.name
 
 # Words of three characters or more: the trigram index, best match first.
 SEARCH_SQL = """
-select p.id, p.url, p.title, p.published,
-  snippet(posts_fts, 1, '[', ']', '…', 16) as snippet
+select p.id, p.url, p.title, p.published, p.text
 from posts_fts join posts p on p.id = posts_fts.rowid
 where posts_fts match :fts
 order by rank
@@ -30,8 +30,7 @@ limit :limit
 """
 # A shorter word among them (内存): each word from its index (archive/search/index.py), newest first.
 SHORT_SEARCH_SQL = """
-select id, url, title, published,
-  substr(text, max(1, instr(text, :first) - 20), 60) as snippet
+select id, url, title, published, text
 from posts
 where id in ({ids})
 order by published desc
@@ -109,6 +108,10 @@ def search_posts(db: Database, query: str, *, limit: int = 20) -> list[dict[str,
     if not words:
         return []
     if all(len(w) >= MIN_TRIGRAM_CHARS for w in words):
-        return list(db.query(SEARCH_SQL, {"fts": db.quote_fts(query), "limit": limit}))
-    ids, params = post_ids_sql(words, grams=db.table("posts_grams").exists())
-    return list(db.query(SHORT_SEARCH_SQL.format(ids=ids), {**params, "first": words[0], "limit": limit}))
+        rows = db.query(SEARCH_SQL, {"fts": db.quote_fts(query), "limit": limit})
+    else:
+        ids, params = post_ids_sql(words, grams=db.table("posts_grams").exists())
+        rows = db.query(SHORT_SEARCH_SQL.format(ids=ids), {**params, "limit": limit})
+    # about two lines of whole words around the first word found, as the reading room shows them
+    return [{**row, "snippet": snippet(row.pop("text"), words).replace("<mark>", "[").replace("</mark>", "]")}
+            for row in rows]
