@@ -5,9 +5,10 @@ A static generator may publish a post twice (a copy in an asset folder, at
 canonical link ties together. A post's title and text, normalised, are
 hashed (``text_key``); a second URL of the same source with the same hash becomes an
 alias of the post (``why`` = ``COPY``). Which URL is the post's own is decided by
-what names each (``outranks``), so the outcome does not depend on which copy was
+what names each and by their shapes (``outranks``), so the outcome does not depend on which copy was
 fetched first. Texts too short to tell a post from a stub (a
-password form, "coming soon") have no key and are never merged.
+password form, "coming soon") have no key here (``archive.tables.writes`` keys a short text with its
+publication day too).
 """
 
 import hashlib
@@ -51,10 +52,16 @@ def _normal(text: str) -> Iterator[str]:
             started, space = True, part[-1] == " "
         elif part:
             space = True
+
+
 def outranks(url: str, guid: str | None, other: str, other_guid: str | None) -> bool:
     """True when ``url`` is more surely the post's own URL than ``other``: a feed lists it (the
-    post has the feed's guid) and not the other, or neither or both and its path is shorter.
-    Ties go to ``other``, the URL known first. Only what the archive keeps of every run counts
-    (a listing read before or after the page, a sitemap unchanged since, would make the choice
-    depend on the order the pages answered in)."""
-    return (guid is not None, -len(urlsplit(url).path)) > (other_guid is not None, -len(urlsplit(other).path))
+    post has the feed's guid) and not the other; else its path is shorter; else it has no query
+    string where the other has one, or a shorter one (``/a/`` before ``/a/?from=home``); else it
+    sorts first. Never the order in which the two were known: only what the archive keeps of every
+    run counts (a listing read before or after the page, a sitemap unchanged since, would make the
+    choice depend on the order the pages answered in), and two different URLs never tie."""
+    mine, theirs = urlsplit(url), urlsplit(other)
+    rank = (guid is not None, -len(mine.path), -len(mine.query))
+    other_rank = (other_guid is not None, -len(theirs.path), -len(theirs.query))
+    return rank > other_rank if rank != other_rank else url < other

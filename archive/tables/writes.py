@@ -152,9 +152,11 @@ def content_hash(post: dict[str, Any]) -> str:
 def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
     """Insert or update one post; return ``new``, ``updated`` or ``unchanged``.
 
-    A post whose title and text another post of its source has (``archive.core.copies``) is that post: its URL
-    becomes an alias of it, or, when a feed names this URL and not the other (or this one is shorter),
-    the post's own URL (the other an alias); a copy never changes the post's content.
+    A post whose title and text another post of its source has (``archive.core.copies``; a short text:
+    with the same publication day too, ``short_text_key``) is that post: its URL becomes an alias of
+    it, or, when this URL outranks the other (``outranks``: listed in a feed, then the shorter path,
+    then no or a shorter query string, then the URL that sorts first), the post's own URL (the other
+    an alias), whichever was saved first.
     """
     url = post_url(post["url"], post.get("guid"))
     row = {k: post.get(k) for k in POST_FIELDS}
@@ -162,7 +164,7 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
     for key in JSON_FIELDS:
         row[key] = json.dumps(row[key] or [], ensure_ascii=False)
     row["content_hash"] = content_hash(post)
-    row["text_hash"] = text_key(post.get("title"), post.get("text"))
+    row["text_hash"] = text_key(post.get("title"), post.get("text")) or short_text_key(post)
     now = utcnow()
     with db.atomic():
         existing = _find_post(db, url, post["source_id"], post.get("guid"))
@@ -205,6 +207,19 @@ def save_post(db: Database, post: dict[str, Any], *, run_id: int) -> str:
             [run_id],
         )
     return outcome
+
+
+def short_text_key(post: dict[str, Any]) -> str | None:
+    """The key of a text too short for ``text_key`` alone (a note of a line or two), given a title and a
+    publication day: a stub's few words ("Coming soon.") are shared by posts of other titles or days,
+    never by another post of the same title published the same day, which is the post itself at a
+    second URL (a generator's copy, a query string the server ignores). None without a title, a day
+    or any text."""
+    title, text, day = post.get("title"), post.get("text"), (post.get("published") or "")[:10]
+    if not (title and title.strip() and text and text.strip() and len(day) == 10):
+        return None
+    return "short:" + hashlib.sha256(json.dumps([" ".join(title.split()), " ".join(text.split()), day],
+                                                ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def _copy_of(db: Database, url: str, source_id: int, key: str | None) -> dict[str, Any] | None:
