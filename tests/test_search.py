@@ -206,7 +206,7 @@ def test_a_summary_counts_the_posts_of_its_search_that_are_still_there():
     assert summary.facet("column", "lang") == [("en", 1), ("zh-Hant", 1)]
 
 
-# The whole set of a search's matches, read in two halves side by side (two connections, two threads),
+# The whole set of a search's matches, read in ranges of ids side by side (a connection and a thread each),
 # and a search's first page answered from the matches of its newest posts' range while that set is
 # computed (archive.search.matches): the same posts as one statement over the whole archive gives.
 SEARCHES = ["sqlite", "kernel", "kernel note", "内存", "内", "内存 kernel", "C#", "GO", "zeppelin", "存内"]
@@ -246,15 +246,17 @@ def truth(path, query):
         conn.close()
 
 
-def test_ids_read_in_two_halves_side_by_side_are_those_of_one_statement(many_posts):
+def test_ids_read_in_ranges_side_by_side_are_those_of_one_statement(many_posts):
     from concurrent.futures import ThreadPoolExecutor
 
     from archive.search.matches import matching_post_ids, search_terms
 
-    conn, beside = reader(many_posts), reader(many_posts)
-    with ThreadPoolExecutor(1) as pool:
-        for query in SEARCHES:
-            assert matching_post_ids(conn, search_terms(query), beside, pool) == truth(many_posts, query), query
+    conn = reader(many_posts)
+    for ranges in (2, 4, 7):
+        beside = [reader(many_posts) for _ in range(ranges - 1)]
+        with ThreadPoolExecutor(ranges - 1) as pool:
+            for query in SEARCHES:
+                assert matching_post_ids(conn, search_terms(query), beside, pool) == truth(many_posts, query), (ranges, query)
     assert truth(many_posts, "kernel") and truth(many_posts, "c#") and truth(many_posts, "zeppelin") == {296}
 
 
@@ -264,7 +266,8 @@ def test_a_search_being_computed_answers_its_newest_posts_from_their_range(many_
     from archive.search.matches import FEW_MATCHES, NEWEST, Listings, Matches
 
     conn = reader(many_posts)
-    matches = Matches(conn, Listings(reader(many_posts)), whole=reader(many_posts), beside=reader(many_posts))
+    matches = Matches(conn, Listings(reader(many_posts)), whole=reader(many_posts),
+                      beside=[reader(many_posts), reader(many_posts)])
     assert matches.computing is not None
     release = threading.Event()
     matches.computing.submit(release.wait)  # the whole sets wait behind this
@@ -301,7 +304,7 @@ def test_newest_posts_far_apart_wait_for_the_whole_set(db_path, monkeypatch):
                        "published": f"{year}-01-01T00:00:00Z"}, run_id=run)
     db.close()
     path = db_path
-    matches = Matches(reader(path), Listings(reader(path)), whole=reader(path), beside=reader(path))
+    matches = Matches(reader(path), Listings(reader(path)), whole=reader(path), beside=[reader(path)])
     monkeypatch.setattr(archive.search.matches, "NEWEST", 2)  # the two newest posts, whose ids lie far apart
     try:
         assert matches.many("kernel")
