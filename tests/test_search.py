@@ -311,3 +311,19 @@ def test_newest_posts_far_apart_wait_for_the_whole_set(db_path, monkeypatch):
         assert "kernel" not in matches.windows and matches.of("kernel") == truth(path, "kernel")
     finally:
         matches.computing.shutdown()
+
+
+def test_what_every_search_needs_is_read_when_warmed(many_posts):
+    from archive.search.matches import Listings, Matches
+
+    matches = Matches(reader(many_posts), Listings(reader(many_posts)), whole=reader(many_posts),
+                      beside=[reader(many_posts)])
+    try:
+        matches.warm()  # as the server starts
+        assert matches.posts == 330 and matches.listings.listing is not None
+        assert len(matches.listings.listing.ids) == 330
+        listing = matches.listings.listing
+        assert matches.summary("kernel").count == len(truth(many_posts, "kernel"))
+        assert matches.listings.listing is listing  # not read again by the first search
+    finally:
+        matches.computing.shutdown()
