@@ -9,7 +9,7 @@ import re
 import pytest
 from conftest import serving
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support.ui import Select, WebDriverWait
 from test_browser import browser  # noqa: F401 (the fixture)
 
 import archive
@@ -62,7 +62,7 @@ def test_recent_changes_read_as_a_page(browser, site):  # noqa: F811
     assert links["history"].startswith(database + "/post_versions?post_id=")
     grade.select_by_visible_text("edit")
     browser.find_element(By.CSS_SELECTOR, "form.canned-query input[type=submit]").click()
-    assert browser.current_url.endswith("min_grade=edit")
+    WebDriverWait(browser, 20).until(lambda b: b.current_url.endswith("min_grade=edit"))  # the form's answer, loaded
     grades = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "td.col-grade")]
     assert grades == ["edit"]
     assert Select(browser.find_element(By.CSS_SELECTOR, "select[name=min_grade]")).first_selected_option.text == "edit"

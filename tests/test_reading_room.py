@@ -329,7 +329,8 @@ def test_each_page_fits_the_window_its_content_above_the_fold(browser, corpus, s
     path, first = PAGES[page]
     with viewport(browser, size):
         browser.get(base + path.format(db=database, post=post))
-        element = browser.find_element(By.CSS_SELECTOR, first)
+        # on a loaded machine the page may still be on its way when get() returns
+        element = WebDriverWait(browser, 20).until(lambda b: b.find_element(By.CSS_SELECTOR, first))
         top = browser.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.top, r.left, r.right]", element)
         assert top[0] < size[1] - 40 and 0 <= top[1] < size[0] and element.is_displayed()
         assert fits(browser, size)
